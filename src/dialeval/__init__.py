@@ -1,0 +1,34 @@
+"""dialeval: evaluate dialogue systems against the distribution of many annotators' judgements.
+
+The few verbs: :func:`evaluate` (score a run), :func:`load_gold` (prepare gold once),
+:func:`read_corpus` (any supported corpus format), :func:`predict` (a model's predicted distributions).
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("dialeval")
+except PackageNotFoundError:  # running from a source tree
+    __version__ = "0.0.0+src"
+
+from dialeval.corpus import Corpus, Dialogue, Scale, Turn
+from dialeval.errors import DialevalError
+from dialeval.scoring import PreparedGold, Scores, evaluate, load_gold, score
+
+
+def read_corpus(path, format=None):
+    """Read a corpus in any supported format (see :func:`dialeval.io.read_corpus`)."""
+    from dialeval.io import read_corpus as _read
+    return _read(path, format=format)
+
+
+def predict(dialogues, **kwargs):
+    """Predict annotator distributions with a model (see :func:`dialeval.models.predict`)."""
+    from dialeval.models import predict as _predict
+    return _predict(dialogues, **kwargs)
+
+
+__all__ = ["Corpus", "DialevalError", "Dialogue", "PreparedGold", "Scale", "Scores", "Turn", "__version__",
+           "evaluate", "load_gold", "predict", "read_corpus", "score"]

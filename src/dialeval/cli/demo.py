@@ -1,0 +1,37 @@
+"""``dialeval demo``: score the shipped demo run against the shipped demo corpus."""
+
+from __future__ import annotations
+
+import shutil
+from importlib.resources import files
+from pathlib import Path
+
+import typer
+
+from dialeval.cli._common import err, out
+from dialeval.cli.evaluate import summary_table
+from dialeval.scoring import evaluate
+
+DEMO_FILES = ("gold.json", "run.json", "README.md")
+
+
+def demo_dir() -> Path:
+    """The folder of the shipped demo corpus (gold.json, run.json, README.md)."""
+    return Path(str(files("dialeval") / "data" / "demo"))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("demo")
+    def demo_cmd(out_dir: Path | None = typer.Option(None, "--out", help="Also copy the demo files here.")) -> None:
+        """Score a demo run on a small made-up corpus (no data needed)."""
+        d = demo_dir()
+        err.print("Demo corpus: 8 dialogues written for dialeval; annotations and run are MADE UP for the "
+                  f"demo.\nFiles: {d}", markup=False)
+        if out_dir is not None:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            for name in DEMO_FILES:
+                shutil.copyfile(d / name, out_dir / name)
+            err.print(f"Copied to {out_dir}; try: dialeval evaluate {out_dir / 'run.json'} "
+                      f"{out_dir / 'gold.json'} --format table", markup=False)
+        summary = evaluate(str(d / "run.json"), str(d / "gold.json"))
+        out.print(summary_table(summary, "demo run vs demo gold"))

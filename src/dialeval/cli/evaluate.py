@@ -1,0 +1,82 @@
+"""``dialeval evaluate``: score a run against gold."""
+
+from __future__ import annotations
+
+import json
+import math
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from dialeval.cli._common import choice_enum, out, warn
+from dialeval.measures import get as get_measure
+from dialeval.measures.ordinal import VARIANTS
+from dialeval.scoring import score
+
+Variant = choice_enum("Variant", VARIANTS)
+
+
+class OutFormat(StrEnum):
+    json = "json"
+    table = "table"
+
+
+class Display(StrEnum):
+    raw = "raw"
+    neglog2 = "neglog2"
+
+
+def summary_table(summary: dict, title: str, display: str = "raw") -> Table:
+    """A rich table of an evaluate summary; headers come from the measure registry."""
+    tf = (lambda v: -math.log2(v) if v > 0 else math.inf) if display == "neglog2" else (lambda v: v)
+    note = " (-log2 of the mean: higher is better)" if display == "neglog2" else " (lower is better)"
+    table = Table(title=title + note, title_justify="left")
+    table.add_column("subtask")
+    table.add_column("measure")
+    table.add_column("key")
+    table.add_column("mean", justify="right")
+    for subtask in ("quality", "nugget"):
+        for m, v in summary.get(subtask, {}).items():
+            name = f"{m.upper()} ({get_measure(m).title})"
+            items = v.items() if isinstance(v, dict) else [("", v)]
+            for key, val in items:
+                table.add_row(subtask, name, key, f"{tf(val):.6f}")
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("evaluate")
+    def evaluate_cmd(
+        submission: Path = typer.Argument(..., help="Run file: JSON array of {id, quality?, nugget?}."),
+        gold: Path = typer.Argument(..., help="Annotated STC-3/DialEval dataset (JSON)."),
+        alpha: float = typer.Option(0.5, help="ND weight of customer turns (helpdesk: 1-alpha), in [0, 1]."),
+        strict: bool = typer.Option(False, "--strict", help="A missing dialogue scores 1.0 (the worst)."),
+        rsnod_variant: Variant = typer.Option("paper", help="'paper' (default) or the first 2018 "
+                                              "script's all-bins averaging for RSNOD."),  # type: ignore[valid-type]
+        per_dialogue: Path | None = typer.Option(None, "--per-dialogue", help="Write one CSV row per dialogue "
+                                                 "(one column per measure and key)."),
+        format: OutFormat = typer.Option(OutFormat.json, "--format", help="json (stdout) or table."),
+        display: Display = typer.Option(Display.raw, help="Table only: raw means or -log2(mean)."),
+    ) -> None:
+        """Score DQ (NMD, RSNOD per A/S/E) and ND (JSD, RNSS) of SUBMISSION against GOLD."""
+        s = score(str(submission), str(gold), alpha=alpha, strict=strict,
+                  rsnod_variant=getattr(rsnod_variant, "value", rsnod_variant))
+        if s.extra_ids:
+            more = f" (+{len(s.extra_ids) - 5} more)" if len(s.extra_ids) > 5 else ""
+            warn(f"{submission}: {len(s.extra_ids)} dialogue(s) not in the gold, counted as extra: "
+                 + ", ".join(s.extra_ids[:5]) + more)
+        if s.missing_ids and not strict:
+            warn(f"{submission}: {len(s.missing_ids)} gold dialogue(s) missing from the run were not scored "
+                 "(use --strict to score them as 1.0)")
+        if per_dialogue is not None:
+            s.to_csv(per_dialogue)
+        summary = s.summary()
+        if format == OutFormat.json:
+            print(json.dumps(summary, indent=2))
+        else:
+            out.print(summary_table(summary, f"{submission.name} vs {gold.name}", display.value))
+            d = summary["dialogues"]
+            out.print(f"dialogues: {d['scored']} scored, {d['missing']} missing, {d['extra']} extra; "
+                      f"alpha {alpha}, strict {strict}, rsnod variant {summary['settings']['rsnod_variant']}")

@@ -1,0 +1,61 @@
+"""Entry point: builds the typer app from the command modules and turns user errors into one line."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import typer
+
+from dialeval.errors import DialevalError
+
+app = typer.Typer(
+    name="dialeval",
+    help="Evaluate dialogue systems against the distribution of many annotators' judgements.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# Each module adds its commands to `app`; a new command group is one more line here.
+from dialeval.cli import demo, evaluate  # noqa: E402
+
+for _module in (evaluate, demo):
+    _module.register(app)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
+    if version:
+        from dialeval import __version__
+        typer.echo(f"dialeval {__version__}")
+        raise typer.Exit(0)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {' '.join(str(message).split())}", file=sys.stderr)
+    return 2
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the exit status (0 ok, 1 a failed check, 2 a user error)."""
+    try:
+        rv = app(args=argv, prog_name="dialeval", standalone_mode=False)
+    except DialevalError as e:
+        return _fail(str(e))
+    except click.exceptions.UsageError as e:
+        return _fail(e.format_message())
+    except click.exceptions.Abort:
+        return _fail("aborted")
+    except click.exceptions.ClickException as e:
+        return _fail(e.format_message())
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        return _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))
+    except KeyboardInterrupt:
+        return _fail("interrupted")
+    return rv if isinstance(rv, int) else 0
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,135 @@
+"""The corpus model every format maps onto: corpus → dialogue → turn.
+
+Labels are kept per annotator, "as is": a dialogue or a turn holds, for each label scale, the list of
+labels its annotators gave (``None`` where an annotator gave none). Each scale declares its levels and
+whether they are ordered (ordinal) or not (nominal), at which level it applies (dialogue or turn) and,
+optionally, to which sender's turns (STC-3 customers and helpdesk agents have different nugget types).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from dialeval.errors import DialevalError, describe
+
+ScaleKind = Literal["ordinal", "nominal"]
+ScaleLevel = Literal["dialogue", "turn"]
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A label set: its name, its levels (in order for an ordinal scale) and where it applies.
+
+    Examples
+    --------
+    >>> s = Scale("A", ("2", "1", "0", "-1", "-2"), "ordinal")
+    >>> s.index("0"), len(s)
+    (2, 5)
+    """
+
+    name: str
+    levels: tuple[str, ...]
+    kind: ScaleKind
+    level: ScaleLevel = "dialogue"
+    sender: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("ordinal", "nominal"):
+            raise DialevalError(f"scale {self.name!r}: kind {describe(self.kind)} is not allowed; "
+                                "allowed are 'ordinal', 'nominal'")
+        if self.level not in ("dialogue", "turn"):
+            raise DialevalError(f"scale {self.name!r}: level {describe(self.level)} is not allowed; "
+                                "allowed are 'dialogue', 'turn'")
+        if len(self.levels) < 2 or len(set(self.levels)) != len(self.levels):
+            raise DialevalError(f"scale {self.name!r}: levels {describe(self.levels)} must be at least "
+                                "two distinct labels")
+        object.__setattr__(self, "_pos", {lv: i for i, lv in enumerate(self.levels)})
+
+    def __len__(self) -> int:
+        return len(self.levels)
+
+    def index(self, label: str) -> int:
+        """Position of ``label`` among the levels; a :class:`DialevalError` if it is not one."""
+        try:
+            return self._pos[label]  # type: ignore[attr-defined]
+        except (KeyError, TypeError):
+            raise DialevalError(f"label {describe(label)} is not on scale {self.name!r}; allowed are "
+                                + ", ".join(self.levels)) from None
+
+    def applies_to(self, sender: str | None) -> bool:
+        return self.sender is None or self.sender == sender
+
+
+@dataclass
+class Turn:
+    """One turn (for STC-3: an utterance block, all consecutive posts of one sender)."""
+
+    sender: str
+    utterances: list[str]
+    labels: dict[str, list[str | None]] = field(default_factory=dict)
+    annotators: list[str] | None = None
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(u for u in self.utterances if u)
+
+
+@dataclass
+class Dialogue:
+    """One dialogue: its id, turns and dialogue-level labels per annotator."""
+
+    id: str
+    turns: list[Turn]
+    labels: dict[str, list[str | None]] = field(default_factory=dict)
+    annotators: list[str] | None = None
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass
+class Corpus:
+    """A list of dialogues with the scales their labels use.
+
+    ``scales`` maps a scale name to its :class:`Scale`; ``format`` names the format it was read from.
+    """
+
+    dialogues: list[Dialogue]
+    scales: dict[str, Scale] = field(default_factory=dict)
+    format: str = "unknown"
+    source: str | None = None
+    language: str | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.dialogues)
+
+    def __iter__(self) -> Iterator[Dialogue]:
+        return iter(self.dialogues)
+
+    def ids(self) -> list[str]:
+        return [d.id for d in self.dialogues]
+
+    def scales_at(self, level: ScaleLevel) -> list[Scale]:
+        return [s for s in self.scales.values() if s.level == level]
+
+    def is_annotated(self) -> bool:
+        """True when any dialogue or turn carries a label."""
+        for d in self.dialogues:
+            if any(d.labels.values()):
+                return True
+            if any(any(t.labels.values()) for t in d.turns):
+                return True
+        return False
+
+    def subset(self, ids: Sequence[str]) -> Corpus:
+        """The dialogues with these ids, in the given order."""
+        by_id = {d.id: d for d in self.dialogues}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise DialevalError(f"{len(missing)} id(s) not in the corpus, e.g. {missing[:3]}",
+                                file=self.source)
+        return Corpus([by_id[i] for i in ids], dict(self.scales), self.format, self.source,
+                      self.language, dict(self.meta))

@@ -1,0 +1,61 @@
+"""The one exception type of dialeval, carrying where the problem is.
+
+Every reader, measure and scorer raises :class:`DialevalError` (a ``ValueError``) for bad input. Its
+message reads ``FILE: dialogue ID: field: what is wrong`` with the parts that are known; the CLI prints
+it as one ``error: ...`` line and exits 2, the service returns it as a 422.
+"""
+
+from __future__ import annotations
+
+
+class DialevalError(ValueError):
+    """Bad input, with its location.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong: what was received and what is allowed.
+    file : str, optional
+        The file the input came from.
+    dialogue : str, optional
+        The dialogue id.
+    field : str, optional
+        The field inside the dialogue (``quality.A``, ``nugget[2]``, ``turns[1].sender``...).
+
+    Examples
+    --------
+    >>> str(DialevalError("unknown bin 'X'", file="run.json", dialogue="42", field="nugget[0]"))
+    "run.json: dialogue 42: nugget[0]: unknown bin 'X'"
+    """
+
+    def __init__(self, message: str, *, file: str | None = None, dialogue: str | None = None,
+                 field: str | None = None) -> None:
+        self.message = message
+        self.file = file
+        self.dialogue = dialogue
+        self.field = field
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        parts = []
+        if self.file:
+            parts.append(str(self.file))
+        if self.dialogue is not None:
+            parts.append(f"dialogue {self.dialogue}")
+        if self.field:
+            parts.append(self.field)
+        parts.append(self.message)
+        return ": ".join(parts)
+
+    def located(self, *, file: str | None = None, dialogue: str | None = None,
+                field: str | None = None) -> DialevalError:
+        """Return a copy with missing location parts filled in (existing parts win)."""
+        return DialevalError(self.message, file=self.file or file,
+                             dialogue=self.dialogue if self.dialogue is not None else dialogue,
+                             field=self.field or field)
+
+
+def describe(value: object, limit: int = 60) -> str:
+    """A short repr of a received value for error messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

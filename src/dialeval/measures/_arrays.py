@@ -1,0 +1,49 @@
+"""Boundary checks shared by every measure: shapes, finiteness, non-negativity, normalisation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dialeval.errors import DialevalError
+
+
+def check_distributions(values: object, what: str) -> np.ndarray:
+    """Return ``values`` as a float 2-D array of normalised rows, or raise a located error.
+
+    Each row must be finite, non-negative and not all zero; it is divided by its sum.
+    """
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise DialevalError(f"{what}: expected numbers, received {type(values).__name__}") from None
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise DialevalError(f"{what}: expected a 1-D distribution or a 2-D array of rows, "
+                            f"received an array of {arr.ndim} dimensions")
+    if arr.shape[1] < 2:
+        raise DialevalError(f"{what}: a distribution needs at least 2 bins, received {arr.shape[1]}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        r = int(np.argwhere(bad)[0][0])
+        raise DialevalError(f"{what}: row {r} holds a NaN or infinite value; allowed are finite numbers >= 0")
+    if (arr < 0).any():
+        r = int(np.argwhere(arr < 0)[0][0])
+        raise DialevalError(f"{what}: row {r} holds a negative value; allowed are finite numbers >= 0")
+    sums = arr.sum(axis=1)
+    if (sums <= 0).any():
+        r = int(np.flatnonzero(sums <= 0)[0])
+        raise DialevalError(f"{what}: row {r} is all zero; a distribution needs a positive sum")
+    return arr / sums[:, None]
+
+
+def check_pair(pred: object, gold: object) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Check and normalise a (pred, gold) pair; also say whether the input was a single distribution."""
+    single = np.ndim(pred) == 1 and np.ndim(gold) == 1
+    p = check_distributions(pred, "pred")
+    q = check_distributions(gold, "gold")
+    if p.shape != q.shape:
+        raise DialevalError(f"pred has shape {p.shape if not single else p.shape[1:]} and gold "
+                            f"{q.shape if not single else q.shape[1:]}; they must have the same shape "
+                            "(same number of rows and of bins)")
+    return p, q, single

@@ -1,0 +1,26 @@
+"""Kernels of the nominal measures (bin order means nothing). Rows are normalised distributions."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import rel_entr
+
+_LN2 = float(np.log(2.0))
+
+
+def nvd(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Normalised variational distance, ``sum_i |p(i) - q(i)| / 2``."""
+    return np.abs(p - q).sum(axis=1) / 2.0
+
+
+def rnss(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Root normalised sum of squares, ``sqrt(sum_i (p(i) - q(i))^2 / 2)``."""
+    d = p - q
+    return np.sqrt((d * d).sum(axis=1) / 2.0)
+
+
+def jsd(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Jensen-Shannon divergence in bits, ``(KL(p||m) + KL(q||m)) / 2`` with ``m = (p + q) / 2``."""
+    m = (p + q) / 2.0
+    out = (rel_entr(p, m).sum(axis=1) + rel_entr(q, m).sum(axis=1)) / (2.0 * _LN2)
+    return np.clip(out, 0.0, 1.0)
