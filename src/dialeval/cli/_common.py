@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 
 from rich.console import Console
@@ -18,7 +17,3 @@ def warn(message: str) -> None:
 def choice_enum(name: str, values: list[str] | tuple[str, ...]) -> type[Enum]:
     """An Enum for typer choices, generated from a registry list (never a second list by hand)."""
     return Enum(name, {v.replace("-", "_").upper() or "NONE": v for v in values}, type=str)  # type: ignore[return-value]
-
-
-def progress_enabled() -> bool:
-    return sys.stderr.isatty()

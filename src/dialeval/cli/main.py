@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
@@ -18,11 +19,15 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-# Each module adds its commands to `app`; a new command group is one more line here.
-from dialeval.cli import demo, evaluate  # noqa: E402
+# Each module adds its commands to `app` through its `register(app)`; a new command group is one more
+# line in this tuple (module names under dialeval.cli), nothing else.
+COMMAND_MODULES: tuple[str, ...] = (
+    "evaluate",
+    "demo",
+)
 
-for _module in (evaluate, demo):
-    _module.register(app)
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"dialeval.cli.{_name}").register(app)
 
 
 @app.callback()

@@ -1,0 +1,168 @@
+"""Correlation of automatic scores with human judgements, and agreement of two rankings.
+
+Pearson, Spearman and Kendall (tau-b, ties handled) with scipy's p-values and a percentile-bootstrap
+interval over the pairs. Missing values (``None`` or NaN, e.g. a rater's ``N/A``) are dropped pairwise and the
+number of pairs used is reported.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import stats as sps
+
+from dialeval.errors import DialevalError, describe
+from dialeval.stats._common import (
+    Interval,
+    Seed,
+    as_generator,
+    as_vector,
+    check_B,
+    check_level,
+    percentile_interval,
+    seed_label,
+)
+
+METHODS = ("pearson", "spearman", "kendall")
+Method = Literal["pearson", "spearman", "kendall"]
+_CHUNK_CELLS = 2_000_000
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """A correlation coefficient with its two-sided p-value, bootstrap interval and the pairs it used."""
+
+    method: str
+    statistic: float
+    pvalue: float
+    ci: Interval
+    n: int          # pairs used
+    n_dropped: int  # pairs dropped because a value was missing
+    B: int
+    seed: int | str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _pearson_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    am = a - a.mean(axis=1, keepdims=True)
+    bm = b - b.mean(axis=1, keepdims=True)
+    den = np.sqrt((am * am).sum(axis=1) * (bm * bm).sum(axis=1))
+    num = (am * bm).sum(axis=1)
+    return np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
+
+
+def _kendall_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Tau-b of each row pair: sum sgn(dx) sgn(dy) / sqrt(sum sgn(dx)^2 * sum sgn(dy)^2) over pairs i < j."""
+    n = a.shape[1]
+    iu, ju = np.triu_indices(n, k=1)
+    sx = np.sign(a[:, iu] - a[:, ju])
+    sy = np.sign(b[:, iu] - b[:, ju])
+    den = np.sqrt((sx * sx).sum(axis=1) * (sy * sy).sum(axis=1))
+    num = (sx * sy).sum(axis=1)
+    return np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
+
+
+def _statistic_rows(method: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if method == "pearson":
+        return _pearson_rows(a, b)
+    if method == "spearman":
+        return _pearson_rows(sps.rankdata(a, axis=1), sps.rankdata(b, axis=1))
+    if a.shape[1] <= 400:
+        return _kendall_rows(a, b)
+    return np.array([sps.kendalltau(x, y).statistic for x, y in zip(a, b, strict=True)])
+
+
+def _bootstrap(method: str, x: np.ndarray, y: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
+    n = x.size
+    cells = n * (n - 1) // 2 if method == "kendall" else n
+    step = max(1, _CHUNK_CELLS // max(cells, 1))
+    out = np.empty(B)
+    for start in range(0, B, step):
+        stop = min(B, start + step)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        out[start:stop] = _statistic_rows(method, x[idx], y[idx])
+    return out
+
+
+def correlate(auto: object, human: object, method: Method = "pearson", *, level: float = 0.95,
+              B: int = 2000, seed: Seed = 0, on_constant: Literal["nan", "raise"] = "nan") -> Correlation:
+    """Correlation between automatic scores and human judgements, with p-value and bootstrap interval.
+
+    Pairs where either value is missing (``None`` or NaN) are dropped; ``n`` and ``n_dropped`` say how many
+    were used and dropped. ``statistic`` is Pearson's r, Spearman's rho or Kendall's tau-b (ties handled);
+    ``pvalue`` is scipy's two-sided p-value for no correlation. ``ci`` is the percentile interval of the
+    statistic over ``B`` bootstrap resamples of the pairs (resamples where it is undefined are left out).
+
+    Range [-1, 1]; 1 = same order/linear relation, 0 = none, -1 = reversed.
+
+    Parameters
+    ----------
+    auto, human : sequences of float or None, same length
+    method : {'pearson', 'spearman', 'kendall'}
+    level : float in (0, 1), default 0.95
+    B : int >= 1, default 2000
+    seed : int >= 0 or numpy.random.Generator
+    on_constant : {'nan', 'raise'}, default 'nan'
+        A constant input leaves every coefficient undefined: return NaN (with NaN p-value and interval)
+        or raise :class:`~dialeval.DialevalError`.
+
+    Examples
+    --------
+    >>> from dialeval.stats import correlate
+    >>> r = correlate([1, 2, 3, 4, None], [1.1, 1.9, 3.2, 3.9, 5], "pearson", seed=0)
+    >>> round(r.statistic, 3), r.n, r.n_dropped
+    (0.993, 4, 1)
+    """
+    if method not in METHODS:
+        raise DialevalError(f"correlation method {describe(method)} is not allowed; allowed are "
+                            + ", ".join(METHODS))
+    if on_constant not in ("nan", "raise"):
+        raise DialevalError(f"on_constant {describe(on_constant)} is not allowed; allowed are 'nan', 'raise'")
+    level, B = check_level(level), check_B(B)
+    x = as_vector(auto, "auto", allow_missing=True)
+    y = as_vector(human, "human", allow_missing=True)
+    if x.size != y.size:
+        raise DialevalError(f"auto has {x.size} values and human {y.size}; they must pair up one to one")
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    n, dropped = int(keep.sum()), int((~keep).sum())
+    if n < 3:
+        raise DialevalError(f"{n} usable pair(s) after dropping {dropped} with a missing value; a correlation "
+                            "needs at least 3")
+    ci_method = "percentile bootstrap over pairs"
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        if on_constant == "raise":
+            which = "auto" if np.ptp(x) == 0 else "human"
+            raise DialevalError(f"{which} is constant over the {n} pairs; the {method} correlation is undefined")
+        nan = float("nan")
+        return Correlation(method, nan, nan, Interval(nan, nan, level, ci_method), n, dropped, B,
+                           seed_label(seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fn = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}[method]
+        res = fn(x, y)
+    samples = _bootstrap(method, x, y, B, as_generator(seed))
+    return Correlation(method, float(res.statistic), float(res.pvalue),
+                       percentile_interval(samples, level, ci_method), n, dropped, B, seed_label(seed))
+
+
+def kendall_tau(a: object, b: object, *, level: float = 0.95, B: int = 2000, seed: Seed = 0) -> Correlation:
+    """Kendall's tau-b between two scorings of the same items (e.g. run means under two measures).
+
+    tau_b = sum_{i<j} sgn(a_i - a_j) sgn(b_i - b_j) / sqrt(n_a n_b), where n_a, n_b count the pairs not tied
+    in a, in b. The rankings induced by the scores are compared, so the direction of each score does not
+    matter as long as both share it. The interval is a percentile bootstrap over the items (say so in
+    reports: ``ci.method``).
+
+    Examples
+    --------
+    >>> from dialeval.stats import kendall_tau
+    >>> round(kendall_tau([0.1, 0.2, 0.3, 0.4], [0.15, 0.1, 0.35, 0.5], seed=0).statistic, 4)
+    0.6667
+    """
+    return correlate(a, b, "kendall", level=level, B=B, seed=seed)
