@@ -1,8 +1,14 @@
-"""Shared fixtures. Real corpora live in ../shared/data; tests that need them fail (not skip) under CI."""
+"""Shared fixtures. Real corpora live in ../shared/data; tests that need them fail (not skip) under CI.
+
+Tests are laid out like ``src/dialeval`` (``tests/measures``, ``tests/io``, ``tests/stats``, ...); each
+folder may add a ``conftest.py`` of its own. Use the ``shared_data`` fixture for any file of
+``../shared/data``: ``shared_data("stc3", "train_data_cn.json")``.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,8 +16,7 @@ import pytest
 DATA = Path(os.environ.get("DIALEVAL_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
 
-def shared_data(*parts: str) -> Path:
-    """Path to a file under ../shared/data; skips locally, fails when CI is set and it is missing."""
+def _shared_data(*parts: str) -> Path:
     path = DATA.joinpath(*parts)
     if not path.exists():
         msg = f"shared data not found: {path}"
@@ -22,10 +27,22 @@ def shared_data(*parts: str) -> Path:
 
 
 @pytest.fixture
+def shared_data() -> Callable[..., Path]:
+    """A function giving a path under ../shared/data; it skips locally and fails under CI when missing."""
+    return _shared_data
+
+
+@pytest.fixture
 def stc3_train_cn() -> Path:
-    return shared_data("stc3", "train_data_cn.json")
+    return _shared_data("stc3", "train_data_cn.json")
 
 
 @pytest.fixture
 def stc3_train_en() -> Path:
-    return shared_data("stc3", "train_data_en.json")
+    return _shared_data("stc3", "train_data_en.json")
+
+
+@pytest.fixture(autouse=True)
+def _no_progress_bars(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bars draw on a terminal only; keep test output clean either way."""
+    monkeypatch.setenv("DIALEVAL_PROGRESS", "0")
