@@ -30,12 +30,23 @@ for _name in COMMAND_MODULES:
     importlib.import_module(f"dialeval.cli.{_name}").register(app)
 
 
-@app.callback()
-def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         from dialeval import __version__
         typer.echo(f"dialeval {__version__}")
         raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
+                                       callback=_print_version)) -> None:
+    """Evaluate dialogue systems against the distribution of many annotators' judgements."""
+
+
+# Typer >= 0.2x vendors click (its exceptions derive from typer.TyperException); older typers raise click's own.
+_USAGE_ERRORS: tuple[type[BaseException], ...] = (typer.TyperException, click.exceptions.ClickException)
+_ABORTS: tuple[type[BaseException], ...] = (typer.Abort, click.exceptions.Abort)
+_EXITS: tuple[type[BaseException], ...] = (typer.Exit, click.exceptions.Exit)
 
 
 def _fail(message: str) -> int:
@@ -49,12 +60,13 @@ def run(argv: list[str] | None = None) -> int:
         rv = app(args=argv, prog_name="dialeval", standalone_mode=False)
     except DialevalError as e:
         return _fail(str(e))
-    except click.exceptions.UsageError as e:
-        return _fail(e.format_message())
-    except click.exceptions.Abort:
+    except _EXITS as e:
+        return int(getattr(e, "exit_code", 0) or 0)
+    except _ABORTS:
         return _fail("aborted")
-    except click.exceptions.ClickException as e:
-        return _fail(e.format_message())
+    except _USAGE_ERRORS as e:
+        fmt = getattr(e, "format_message", None)
+        return _fail(fmt() if callable(fmt) else str(e))
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
         return _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))
     except KeyboardInterrupt:

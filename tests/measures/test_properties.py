@@ -1,0 +1,167 @@
+"""Property table of the measures (as scikit-learn's test_common does) and property-based tests.
+
+Every registered measure must be classified below; the registry's declarations must agree with the table,
+and the measures must behave as the table says on random distributions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from dialeval import DialevalError, measures, reference
+from dialeval.measures import MEASURES
+
+# name: (scale, symmetric, upper bound of the range ("1" or "L-1"), has the 2018 variant)
+PROPERTIES = {
+    "nvd": ("nominal", True, "1", False),
+    "rnss": ("nominal", True, "1", False),
+    "jsd": ("nominal", True, "1", False),
+    "nmd": ("ordinal", True, "1", False),
+    "od": ("ordinal", False, "L-1", True),
+    "nod": ("ordinal", False, "1", True),
+    "sod": ("ordinal", True, "L-1", True),
+    "snod": ("ordinal", True, "1", True),
+    "rnod": ("ordinal", False, "1", True),
+    "rsnod": ("ordinal", True, "1", True),
+}
+ALL = sorted(PROPERTIES)
+SYMMETRIC = [m for m in ALL if PROPERTIES[m][1]]
+ASYMMETRIC = [m for m in ALL if not PROPERTIES[m][1]]
+NOMINAL = [m for m in ALL if PROPERTIES[m][0] == "nominal"]
+VARIANTS = [(m, v) for m in ALL for v in (("paper", "2018") if PROPERTIES[m][3] else ("paper",))]
+
+
+def call(name: str, p, q, variant: str = "paper"):
+    fn = getattr(measures, name)
+    return fn(p, q, variant=variant) if PROPERTIES[name][3] else fn(p, q)
+
+
+def upper(name: str, L: int) -> float:
+    return float(L - 1) if PROPERTIES[name][2] == "L-1" else 1.0
+
+
+def test_every_measure_is_classified():
+    assert set(MEASURES) == set(PROPERTIES), "classify every registered measure in PROPERTIES"
+    assert set(reference.MEASURES) == set(PROPERTIES), "every measure needs a slow reference"
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_registry_declarations_match_the_table(name):
+    m = MEASURES[name]
+    scale, symmetric, up, has_variant = PROPERTIES[name]
+    assert (m.scale, m.symmetric, m.range, m.has_variant) == (scale, symmetric, ("0", up), has_variant)
+    assert m.formula and m.citation and m.title and "lower is better" in m.direction
+    fn = getattr(measures, name)
+    assert fn.__name__ == name and m.formula in fn.__doc__ and "Examples" in fn.__doc__
+
+
+# Strategies: distributions over L bins, non-negative, not all zero (unnormalised on purpose).
+def _dist(L: int):
+    return arrays(np.float64, L, elements=st.floats(0, 100, allow_nan=False)).filter(lambda a: a.sum() > 1e-6)
+
+
+def _with_zeros(L: int):
+    # Many real gold distributions have empty bins: draw some exact zeros often.
+    return arrays(np.float64, L, elements=st.sampled_from([0.0, 0.0, 1.0, 2.0, 5.0, 19.0, 0.25])).filter(
+        lambda a: a.sum() > 0)
+
+
+pair = st.integers(2, 7).flatmap(lambda L: st.tuples(st.one_of(_dist(L), _with_zeros(L)),
+                                                       st.one_of(_dist(L), _with_zeros(L))))
+batch = st.tuples(st.integers(1, 6), st.integers(2, 6)).flatmap(
+    lambda nl: st.tuples(st.lists(_with_zeros(nl[1]), min_size=nl[0], max_size=nl[0]),
+                         st.lists(_dist(nl[1]), min_size=nl[0], max_size=nl[0])))
+
+
+@settings(max_examples=200, deadline=None)
+@given(pair)
+@pytest.mark.parametrize("name,variant", VARIANTS)
+def test_range_identity_and_reference(name, variant, pq):
+    p, q = pq
+    L = len(p)
+    v = call(name, p, q, variant)
+    assert isinstance(v, float)
+    assert -1e-12 <= v <= upper(name, L) + 1e-12
+    assert call(name, p, p, variant) == pytest.approx(0.0, abs=1e-12)
+    ref = reference.MEASURES[name]
+    want = ref(list(p), list(q), variant) if PROPERTIES[name][3] else ref(list(p), list(q))
+    assert v == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(pair)
+@pytest.mark.parametrize("name", SYMMETRIC)
+def test_symmetric(name, pq):
+    p, q = pq
+    assert call(name, p, q) == pytest.approx(call(name, q, p), rel=1e-12, abs=1e-14)
+
+
+@pytest.mark.parametrize("name", ASYMMETRIC)
+def test_asymmetric_has_a_counterexample(name):
+    p, q = [1, 0, 0], [1 / 3, 1 / 3, 1 / 3]
+    assert call(name, p, q) != pytest.approx(call(name, q, p))
+
+
+@settings(max_examples=100, deadline=None)
+@given(pair, st.randoms(use_true_random=False))
+@pytest.mark.parametrize("name", NOMINAL)
+def test_nominal_measures_ignore_bin_order(name, pq, rnd):
+    p, q = pq
+    perm = list(range(len(p)))
+    rnd.shuffle(perm)
+    assert call(name, p[perm], q[perm]) == pytest.approx(call(name, p, q), rel=1e-12, abs=1e-14)
+
+
+def test_nmd_depends_on_bin_order():
+    p, q = np.array([1.0, 0, 0]), np.array([0, 1.0, 0])
+    perm = [1, 0, 2]  # swap the first two bins: the same "distance" for nominal measures
+    assert measures.nmd(p, q) == pytest.approx(0.5)
+    assert measures.nmd(p[[0, 2, 1]], q[[0, 2, 1]]) == pytest.approx(1.0)
+    assert measures.nvd(p[perm], q[perm]) == measures.nvd(p, q)
+
+
+@settings(max_examples=100, deadline=None)
+@given(batch)
+@pytest.mark.parametrize("name,variant", VARIANTS)
+def test_batch_equals_row_by_row(name, variant, pq):
+    P, Q = np.array(pq[0]), np.array(pq[1])
+    got = call(name, P, Q, variant)
+    assert isinstance(got, np.ndarray) and got.shape == (len(P),)
+    rows = [call(name, p, q, variant) for p, q in zip(P, Q, strict=True)]
+    np.testing.assert_allclose(got, rows, rtol=1e-13, atol=1e-15)
+
+
+# Boundary checks: what was received, what is allowed.
+@pytest.mark.parametrize("pred,gold,message", [
+    ([0.5, 0.5], [1, 0, 0], "same shape"),
+    ([1], [1], "at least 2 bins"),
+    ([float("nan"), 1], [1, 0], "NaN or infinite"),
+    ([float("inf"), 1], [1, 0], "NaN or infinite"),
+    ([-0.1, 1.1], [1, 0], "negative value"),
+    ([0, 0], [1, 0], "all zero"),
+    ([[[1, 0]]], [[[1, 0]]], "3 dimensions"),
+    (["a", "b"], [1, 0], "expected numbers"),
+])
+@pytest.mark.parametrize("name", ALL)
+def test_bad_input_is_explained(name, pred, gold, message):
+    with pytest.raises(DialevalError, match=message):
+        call(name, pred, gold)
+
+
+def test_variant_is_checked():
+    with pytest.raises(DialevalError, match="allowed are 'paper', '2018'"):
+        measures.rsnod([1, 0], [0, 1], variant="2019")
+    with pytest.raises(TypeError):
+        measures.jsd([1, 0], [0, 1], variant="2018")  # nominal measures take no variant at all
+
+
+def test_lookup_by_name_and_alias():
+    assert measures.get("JSD") is MEASURES["jsd"]
+    assert measures.get("jensen-shannon") is MEASURES["jsd"]
+    with pytest.raises(DialevalError, match="allowed are nvd, rnss, jsd"):
+        measures.get("ndcg")
+    assert measures.names("nominal") == ["nvd", "rnss", "jsd"]
