@@ -23,6 +23,7 @@ from dialeval.errors import DialevalError
 from dialeval.io import stc3
 from dialeval.io.jsonarray import Source
 from dialeval.io.runs import RunArrays, parse_run
+from dialeval.io.stc3_gold import Stc3Gold, build_gold
 from dialeval.measures import get as get_measure
 from dialeval.measures.ordinal import VARIANTS
 
@@ -38,7 +39,7 @@ def _version() -> str:
 class PreparedGold:
     """Gold distributions built once, to score many runs against (see :func:`load_gold`)."""
 
-    def __init__(self, data: stc3.Stc3Gold) -> None:
+    def __init__(self, data: Stc3Gold) -> None:
         self.data = data
 
     @property
@@ -64,18 +65,7 @@ class PreparedGold:
             if i not in d.row:
                 raise DialevalError(f"id {i!r} is not in the gold", file=d.file)
             keep[d.row[i]] = True
-        new_index = np.cumsum(keep) - 1
-        new_ids = [i for i, k in zip(d.ids, keep, strict=True) if k]
-        sub = stc3.Stc3Gold(
-            new_ids, {i: n for n, i in enumerate(new_ids)},
-            [s for s, k in zip(d.senders, keep, strict=True) if k],
-            {k: v[keep] for k, v in d.quality.items()} if d.quality is not None else None,
-            d.cust[keep[d.cust_dlg]] if d.cust is not None else None,
-            d.help[keep[d.help_dlg]] if d.help is not None else None,
-            new_index[d.cust_dlg[keep[d.cust_dlg]]] if d.cust is not None else None,
-            new_index[d.help_dlg[keep[d.help_dlg]]] if d.help is not None else None,
-            d.n_annotators[keep], d.file)
-        return PreparedGold(sub)
+        return PreparedGold(d.take(keep))
 
 
 def load_gold(source: Source | Corpus | PreparedGold) -> PreparedGold:
@@ -93,7 +83,7 @@ def load_gold(source: Source | Corpus | PreparedGold) -> PreparedGold:
         return source
     if isinstance(source, Corpus):
         source = stc3.to_records(source)
-    return PreparedGold(stc3.build_gold(source))
+    return PreparedGold(build_gold(source))
 
 
 @dataclass

@@ -1,44 +1,204 @@
 """STC-3/DialEval submission (run) files: parsed against prepared gold into aligned arrays.
 
 A run is a JSON array of ``{"id", "quality": {"A": {"2": p, ..., "-2": p}, "S": ..., "E": ...},
-"nugget": [{"CNUG0": p, ...}, {"HNUG": p, ...}, ...]}``; ``quality`` or ``nugget`` may be left out.
-A missing bin counts as 0; values are normalised per distribution.
+"nugget": [{"CNUG0": p, ...}, {"HNUG": p, ...}, ...]}``; ``quality`` or ``nugget`` may be left out (the
+same for every dialogue). A missing bin counts as 0; values are normalised per distribution.
+
+Parsing works on batches of dialogues (a large file is streamed, never held whole). Each batch is first
+taken apart with C-level ``map``/``itemgetter`` passes; any surprise (a missing key or bin, an unknown
+bin, a wrong number of entries, a value that is not a number) sends the batch through the slow
+per-dialogue path, which raises the located error or, for valid but unusual input (a missing bin, an
+integer id), reads it correctly.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import chain, compress, islice, repeat
 from operator import itemgetter
 
 import numpy as np
 
 from dialeval.errors import DialevalError, describe
-from dialeval.io.jsonarray import Source, dump_json, iter_records, source_name
-from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS, Stc3Gold
+from dialeval.io.jsonarray import Source, dump_json, gc_paused, iter_records, source_name
+from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
+from dialeval.io.stc3_gold import Stc3Gold
 
-_GET_Q = itemgetter(*QUALITY_LEVELS)
+BATCH = 5_000
+_GET_ID = itemgetter("id")
 _GET_KEYS = itemgetter(*QUALITY_KEYS)
+_GET_Q = itemgetter(*QUALITY_LEVELS)
 _GET_C = itemgetter(*NUGGET_TYPES["customer"])
 _GET_H = itemgetter(*NUGGET_TYPES["helpdesk"])
+_N_Q, _N_L = len(QUALITY_KEYS), len(QUALITY_LEVELS)
 _N_C, _N_H = len(NUGGET_TYPES["customer"]), len(NUGGET_TYPES["helpdesk"])
+_NUMBER_TYPES = {float, int}
 
 
 @dataclass
 class RunArrays:
-    """A run aligned with the gold: ``rows`` are gold row indices (sorted) of the scored dialogues."""
+    """A run aligned with the gold: ``rows`` are the gold rows (ascending) of the scored dialogues.
+
+    ``quality[k]`` has one normalised row per scored dialogue (in ``rows`` order); ``cust`` / ``help`` one
+    row per customer / helpdesk turn of the scored dialogues, in gold order (the order of ``gold.cust``).
+    """
 
     rows: np.ndarray
     quality: dict[str, np.ndarray] | None
-    cust: np.ndarray | None      # one row per customer turn of the scored dialogues, in gold order
+    cust: np.ndarray | None
     help: np.ndarray | None
     extra_ids: list[str] = field(default_factory=list)
     file: str | None = None
 
 
+class _Slow(Exception):
+    """The fast pass met something it does not handle; the batch goes through the slow path."""
+
+
+@dataclass
+class _Batch:
+    """One batch, in run order: the dialogues that are in the gold, and the values they predict."""
+
+    ids: list[str]                   # scored dialogues of the batch
+    rows: list[int]                  # their gold rows
+    extra: list[str]                 # ids not in the gold
+    quality: np.ndarray | None       # (len(ids), 3, 5), raw values
+    turn: np.ndarray | None          # flat gold turn index of each predicted turn (run order)
+    owner: np.ndarray | None         # index into ids of each predicted turn
+    cust: np.ndarray | None          # values of the customer turns among `turn` (in that order)
+    help: np.ndarray | None
+
+
+def parse_run(source: Source, gold: Stc3Gold) -> RunArrays:
+    """Read a run (path or parsed list) and align it with ``gold``.
+
+    Dialogues whose id is not in the gold are counted in ``extra_ids`` (a warning, not an error).
+
+    Raises
+    ------
+    DialevalError
+        Not JSON / not UTF-8 / not a list; a dialogue without id; a duplicate id; a wrong number of
+        nugget entries; a nugget type of the other sender; an unknown bin; a negative, NaN, infinite or
+        all-zero distribution; a quality key other than A/S/E; a subtask given for some dialogues only or
+        missing from the gold.
+
+    Examples
+    --------
+    >>> from dialeval.io.stc3_gold import build_gold
+    >>> g = build_gold([{"id": "1", "turns": [{"sender": "customer", "utterances": ["hi"]}],
+    ...                  "annotations": [{"nugget": ["CNUG0"]}]}])
+    >>> r = parse_run([{"id": "1", "nugget": [{"CNUG0": 3, "CNaN": 1}]}, {"id": "9", "nugget": []}], g)
+    >>> r.cust.tolist(), r.extra_ids
+    ([[0.75, 0.0, 0.0, 0.25]], ['9'])
+    """
+    with gc_paused():
+        return _parse_run(source, gold)
+
+
+def _parse_run(source: Source, gold: Stc3Gold) -> RunArrays:
+    file = source_name(source)
+    shape: tuple[bool, bool] | None = None
+    seen: set[str] = set()
+    parts: list[_Batch] = []
+    offset = 0
+    records = iter(iter_records(source, what="run"))
+    while batch := list(islice(records, BATCH)):
+        if shape is None:
+            shape = _subtasks(batch[0], gold, file)
+        try:
+            part = _fast(batch, shape, gold, seen)
+        except (_Slow, KeyError, TypeError, AttributeError, ValueError):
+            part = _slow(batch, shape, gold, seen, offset, file)
+        _check_values(part, gold, file)
+        seen.update(part.ids)
+        seen.update(part.extra)
+        parts.append(part)
+        offset += len(batch)
+    if shape is None:
+        raise DialevalError("the run holds no dialogue", file=file)
+    return _assemble(parts, shape, gold, file)
+
+
+def _subtasks(first: object, gold: Stc3Gold, file: str | None) -> tuple[bool, bool]:
+    if not isinstance(first, dict):
+        raise DialevalError(f"item 0 is a JSON {type(first).__name__}; expected an object", file=file)
+    did = str(first.get("id"))
+    has_q, has_n = first.get("quality") is not None, first.get("nugget") is not None
+    if not has_q and not has_n:
+        raise DialevalError("neither 'quality' nor 'nugget' is given", file=file, dialogue=did)
+    if has_q and gold.quality is None:
+        raise DialevalError("the run has quality predictions but the gold has no quality labels", file=file,
+                            dialogue=did, field="quality")
+    if has_n and gold.cust is None:
+        raise DialevalError("the run has nugget predictions but the gold has no nugget labels", file=file,
+                            dialogue=did, field="nugget")
+    return has_q, has_n
+
+
+# --- the fast pass -----------------------------------------------------------------------------------
+
+def _fast(batch: list, shape: tuple[bool, bool], gold: Stc3Gold, seen: set[str]) -> _Batch:
+    has_q, has_n = shape
+    ids = list(map(_GET_ID, batch))
+    if set(map(type, ids)) != {str} or "" in ids or len(set(ids)) != len(ids) or not seen.isdisjoint(ids):
+        raise _Slow
+    qs = list(map(dict.get, batch, repeat("quality")))
+    ns = list(map(dict.get, batch, repeat("nugget")))
+    if qs.count(None) != (0 if has_q else len(qs)) or ns.count(None) != (0 if has_n else len(ns)):
+        raise _Slow
+    rows_all = list(map(gold.row.get, ids))
+    present = [r is not None for r in rows_all]
+    kept_ids = list(compress(ids, present))
+    rows = list(compress(rows_all, present))
+    extra = [i for i, p in zip(ids, present, strict=True) if not p]
+    quality = _fast_quality(list(compress(qs, present))) if has_q else None
+    turn = owner = cust = help_ = None
+    if has_n:
+        turn, owner, cust, help_ = _fast_nuggets(list(compress(ns, present)), rows, gold)
+    return _Batch(kept_ids, rows, extra, quality, turn, owner, cust, help_)
+
+
+def _values(dists: list, getter: itemgetter, width: int) -> np.ndarray:
+    """Rows of ``width`` numbers from a list of bin->value objects that hold exactly the bins of ``getter``."""
+    if set(map(type, dists)) != {dict} or sum(map(len, dists)) != width * len(dists):
+        raise _Slow
+    vals = list(map(getter, dists))
+    if not set(map(type, chain.from_iterable(vals))) <= _NUMBER_TYPES:
+        raise _Slow
+    return np.fromiter(chain.from_iterable(vals), dtype=float, count=width * len(vals)).reshape(-1, width)
+
+
+def _fast_quality(qd: list) -> np.ndarray:
+    if set(map(type, qd)) != {dict} or sum(map(len, qd)) != _N_Q * len(qd):
+        raise _Slow
+    dists = list(chain.from_iterable(map(_GET_KEYS, qd)))
+    return _values(dists, _GET_Q, _N_L).reshape(len(qd), _N_Q, _N_L)
+
+
+def _fast_nuggets(nd: list, rows: list[int], gold: Stc3Gold) -> tuple:
+    if set(map(type, nd)) - {list}:
+        raise _Slow
+    lens = np.fromiter(map(len, nd), dtype=np.int64, count=len(nd))
+    rows_a = np.asarray(rows, dtype=np.int64)
+    if not np.array_equal(lens, gold.n_turns[rows_a]):
+        raise _Slow
+    total = int(lens.sum())
+    within = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
+    turn = np.repeat(gold.turn_start[rows_a], lens) + within
+    owner = np.repeat(np.arange(len(nd)), lens)
+    is_c = gold.is_cust[turn]
+    flat = list(chain.from_iterable(nd))
+    cust = _values(list(compress(flat, is_c.tolist())), _GET_C, _N_C)
+    help_ = _values(list(compress(flat, (~is_c).tolist())), _GET_H, _N_H)
+    return turn, owner, cust, help_
+
+
+# --- the slow path: every check, with its location ---------------------------------------------------
+
 def _bins(d: object, levels: tuple[str, ...], did: str, where: str, file: str | None,
           sender: str | None = None) -> tuple:
-    """Slow, exact read of one distribution object, with located errors."""
+    """Exact read of one distribution object, with located errors."""
     if not isinstance(d, dict):
         raise DialevalError(f"expected an object of bin: probability, received {describe(d)}",
                             file=file, dialogue=did, field=where)
@@ -57,11 +217,7 @@ def _bins(d: object, levels: tuple[str, ...], did: str, where: str, file: str | 
         if not math.isfinite(v) or v < 0:
             raise DialevalError(f"value {v!r} is not allowed; allowed are finite numbers >= 0", file=file,
                                 dialogue=did, field=f"{where}.{k}")
-    vals = tuple(d.get(k, 0) for k in levels)
-    if sum(vals) <= 0:
-        raise DialevalError("all-zero distribution; at least one bin must be positive", file=file,
-                            dialogue=did, field=where)
-    return vals
+    return tuple(d.get(k, 0) for k in levels)
 
 
 def _slow_quality(qd: object, did: str, file: str | None) -> tuple:
@@ -79,157 +235,128 @@ def _slow_quality(qd: object, did: str, file: str | None) -> tuple:
     return tuple(_bins(qd[k], QUALITY_LEVELS, did, f"quality.{k}", file) for k in QUALITY_KEYS)
 
 
-def _slow_nugget(nug: object, senders: tuple[str, ...], did: str, file: str | None) -> tuple[list, list]:
+def _slow_nugget(nug: object, senders: tuple[str, ...], did: str, file: str | None) -> list[tuple]:
     if not isinstance(nug, list):
         raise DialevalError(f"expected a list with one entry per turn, received {describe(nug)}",
                             file=file, dialogue=did, field="nugget")
     if len(nug) != len(senders):
         raise DialevalError(f"wrong number of nugget entries: {len(nug)} for {len(senders)} turns",
                             file=file, dialogue=did, field="nugget")
-    c, h = [], []
-    for t, (ent, s) in enumerate(zip(nug, senders, strict=True)):
-        (c if s == "customer" else h).append(_bins(ent, NUGGET_TYPES[s], did, f"nugget[{t}]", file, s))
-    return c, h
+    return [_bins(ent, NUGGET_TYPES[s], did, f"nugget[{t}]", file, s)
+            for t, (ent, s) in enumerate(zip(nug, senders, strict=True))]
 
 
-def parse_run(source: Source, gold: Stc3Gold) -> RunArrays:
-    """Read a run (path or parsed list) and align it with ``gold``.
-
-    Dialogues whose id is not in the gold are counted in ``extra_ids`` (a warning, not an error).
-
-    Raises
-    ------
-    DialevalError
-        Not JSON / not UTF-8 / not a list; a dialogue without id; a duplicate id; a wrong number of
-        nugget entries; a nugget type of the other sender; an unknown bin; a negative, NaN, infinite or
-        all-zero distribution; a quality key other than A/S/E; a subtask given for some dialogues only.
-    """
-    file = source_name(source)
-    rows: list[int] = []
-    q_rows: list = []
-    c_rows: list = []
-    h_rows: list = []
-    extra: list[str] = []
-    seen: set[str] = set()
-    has_q = has_n = None
-    g_row, g_senders = gold.row, gold.senders
-    for i, rec in enumerate(iter_records(source, what="run")):
+def _slow(batch: list, shape: tuple[bool, bool], gold: Stc3Gold, seen: set[str], offset: int,
+          file: str | None) -> _Batch:
+    has_q, has_n = shape
+    ids, rows, extra, q_rows = [], [], [], []
+    turn, owner, cust, help_ = [], [], [], []
+    local: set[str] = set()
+    for j, rec in enumerate(batch):
+        i = offset + j
         if not isinstance(rec, dict):
             raise DialevalError(f"item {i} is a JSON {type(rec).__name__}; expected an object", file=file)
         did = rec.get("id")
         if did is None or did == "":
             raise DialevalError(f"item {i} has no 'id'", file=file, field="id")
+        if isinstance(did, bool) or not isinstance(did, str | int):
+            raise DialevalError(f"item {i}: id {describe(did)} must be a string", file=file, field="id")
         did = str(did)
-        if did in seen:
+        if did in seen or did in local:
             raise DialevalError("duplicate dialogue id", file=file, dialogue=did, field="id")
-        seen.add(did)
+        local.add(did)
         qd, nug = rec.get("quality"), rec.get("nugget")
-        if has_q is None:
-            has_q, has_n = qd is not None, nug is not None
-            if not has_q and not has_n:
-                raise DialevalError("neither 'quality' nor 'nugget' is given", file=file, dialogue=did)
-        if (qd is not None) != has_q or (nug is not None) != has_n:
-            raise DialevalError("this dialogue gives " + (" and ".join(
-                k for k, v in (("quality", qd), ("nugget", nug)) if v is not None) or "no subtask")
-                + " but the first dialogue of the run gives " + " and ".join(
-                k for k, v in (("quality", has_q), ("nugget", has_n)) if v), file=file, dialogue=did)
-        r = g_row.get(did)
+        if (qd is not None, nug is not None) != shape:
+            gives = " and ".join(k for k, v in (("quality", qd), ("nugget", nug)) if v is not None)
+            first = " and ".join(k for k, v in zip(("quality", "nugget"), shape, strict=True) if v)
+            raise DialevalError(f"this dialogue gives {gives or 'no subtask'} but the first dialogue of the run "
+                                f"gives {first}; every dialogue must give the same subtasks", file=file,
+                                dialogue=did)
+        r = gold.row.get(did)
         if r is None:
             extra.append(did)
             continue
         if has_q:
-            if has_q is True and gold.quality is None:
-                raise DialevalError("the run has quality predictions but the gold has no quality labels",
-                                    file=file, dialogue=did, field="quality")
-            try:
-                dists = _GET_KEYS(qd)
-                vals = tuple(map(_GET_Q, dists))
-                if len(qd) != 3 or any(len(x) != 5 for x in dists):
-                    raise KeyError
-            except (KeyError, TypeError):
-                vals = _slow_quality(qd, did, file)
-            q_rows.append(vals)
+            q_rows.append(_slow_quality(qd, did, file))
         if has_n:
-            if gold.cust is None:
-                raise DialevalError("the run has nugget predictions but the gold has no nugget labels",
-                                    file=file, dialogue=did, field="nugget")
-            senders = g_senders[r]
-            try:
-                if not isinstance(nug, list) or len(nug) != len(senders):
-                    raise KeyError
-                cs = [e for e, s in zip(nug, senders, strict=True) if s == "customer"]
-                hs = [e for e, s in zip(nug, senders, strict=True) if s != "customer"]
-                cv = list(map(_GET_C, cs))
-                hv = list(map(_GET_H, hs))
-                if sum(map(len, nug)) != _N_C * len(cs) + _N_H * len(hs):
-                    raise KeyError
-            except (KeyError, TypeError):
-                cv, hv = _slow_nugget(nug, senders, did, file)
-            c_rows.append(cv)
-            h_rows.append(hv)
+            start = int(gold.turn_start[r])
+            for t, vals in enumerate(_slow_nugget(nug, gold.senders[r], did, file)):
+                turn.append(start + t)
+                owner.append(len(ids))
+                (cust if len(vals) == _N_C else help_).append(vals)
+        ids.append(did)
         rows.append(r)
-    if has_q is None:
-        raise DialevalError("the run holds no dialogue", file=file)
-    rows_arr = np.asarray(rows, dtype=np.int64)
-    order = np.argsort(rows_arr, kind="stable")
-    quality = cust = help_ = None
-    if has_q:
-        q = _to_array(q_rows, (len(rows), 3, 5), lambda j: (rows[j], "quality"), gold, file)
-        q = q[order]
-        _check_values(q.reshape(-1, 5), lambda j: (rows[order[j // 3]], f"quality.{QUALITY_KEYS[j % 3]}"),
-                      gold, file)
-        quality = {k: _normalise(q[:, j, :]) for j, k in enumerate(QUALITY_KEYS)}
-    if has_n:
-        cust = _turn_block(c_rows, order, rows, _N_C, "customer", gold, file)
-        help_ = _turn_block(h_rows, order, rows, _N_H, "helpdesk", gold, file)
-    return RunArrays(rows_arr[order], quality, cust, help_, extra, file)
+    quality = np.asarray(q_rows, dtype=float).reshape(len(ids), _N_Q, _N_L) if has_q else None
+    if not has_n:
+        return _Batch(ids, rows, extra, quality, None, None, None, None)
+    return _Batch(ids, rows, extra, quality, np.asarray(turn, dtype=np.int64), np.asarray(owner, dtype=np.int64),
+                  np.asarray(cust, dtype=float).reshape(-1, _N_C), np.asarray(help_, dtype=float).reshape(-1, _N_H))
 
 
-def _turn_block(per_dlg: list, order: np.ndarray, rows: list[int], width: int, sender: str,
-                gold: Stc3Gold, file: str | None) -> np.ndarray:
-    flat = [v for j in order for v in per_dlg[j]]
-    owner = [rows[j] for j in order for _ in per_dlg[j]]
-    arr = _to_array(flat, (len(flat), width), lambda j: (owner[j], "nugget"), gold, file)
-    _check_values(arr, lambda j: (owner[j], f"nugget ({sender} turn)"), gold, file)
-    return _normalise(arr)
+# --- values and assembly -----------------------------------------------------------------------------
 
-
-def _to_array(values: list, shape: tuple, locate, gold: Stc3Gold, file: str | None) -> np.ndarray:
-    if not values:
-        return np.zeros(shape)
-    arr = np.array(values)
-    if arr.dtype.kind not in "fiu" or arr.shape != shape:
-        for j, v in enumerate(values):
-            flat = np.ravel(np.array(v, dtype=object))
-            if any(isinstance(x, bool) or not isinstance(x, int | float) for x in flat):
-                r, where = locate(j)
-                raise DialevalError(f"a value is not a number: {describe(v)}", file=file,
-                                    dialogue=gold.ids[r], field=where)
-        raise DialevalError(f"values of shape {arr.shape} where {shape} was expected", file=file)
-    return arr.astype(float, copy=False)
-
-
-def _check_values(arr: np.ndarray, locate, gold: Stc3Gold, file: str | None) -> None:
+def _first_bad(arr: np.ndarray) -> tuple[int, str] | None:
+    """The first row (in order) that is not a distribution, and what is wrong with it."""
     if arr.size == 0:
-        return
+        return None
     finite = np.isfinite(arr).all(axis=1)
     nonneg = (arr >= 0).all(axis=1)
     positive = arr.sum(axis=1) > 0
     bad = ~(finite & nonneg & positive)
-    if bad.any():
-        j = int(np.flatnonzero(bad)[0])
-        r, where = locate(j)
-        if not finite[j]:
-            what = "a NaN or infinite value; allowed are finite numbers >= 0"
-        elif not nonneg[j]:
-            what = "a negative value; allowed are finite numbers >= 0"
-        else:
-            what = "an all-zero distribution; at least one bin must be positive"
-        raise DialevalError(what, file=file, dialogue=gold.ids[r], field=where)
+    if not bad.any():
+        return None
+    j = int(np.flatnonzero(bad)[0])
+    if not finite[j]:
+        return j, "a NaN or infinite value; allowed are finite numbers >= 0"
+    if not nonneg[j]:
+        return j, "a negative value; allowed are finite numbers >= 0"
+    return j, "an all-zero distribution; at least one bin must be positive"
+
+
+def _check_values(part: _Batch, gold: Stc3Gold, file: str | None) -> None:
+    """Raise at the first prediction (in run order) that is not a valid distribution."""
+    problems = []
+    if part.quality is not None:
+        hit = _first_bad(part.quality.reshape(-1, _N_L))
+        if hit:
+            j, what = hit
+            problems.append((j // _N_Q, -1, f"quality.{QUALITY_KEYS[j % _N_Q]}", what))
+    if part.turn is not None:
+        is_c = gold.is_cust[part.turn]
+        for vals, mask in ((part.cust, is_c), (part.help, ~is_c)):
+            hit = _first_bad(vals)
+            if hit:
+                j, what = hit
+                k = int(np.flatnonzero(mask)[j])
+                d = int(part.owner[k])
+                t = int(part.turn[k] - gold.turn_start[part.rows[d]])
+                problems.append((d, t, f"nugget[{t}]", what))
+    if problems:
+        d, _, where, what = min(problems, key=lambda p: (p[0], p[1]))
+        raise DialevalError(what, file=file, dialogue=part.ids[d], field=where)
 
 
 def _normalise(a: np.ndarray) -> np.ndarray:
-    return a / a.sum(axis=1, keepdims=True)
+    return a / a.sum(axis=-1, keepdims=True)
+
+
+def _assemble(parts: list[_Batch], shape: tuple[bool, bool], gold: Stc3Gold, file: str | None) -> RunArrays:
+    has_q, has_n = shape
+    rows = np.fromiter(chain.from_iterable(p.rows for p in parts), dtype=np.int64)
+    order = np.argsort(rows, kind="stable")
+    extra = [i for p in parts for i in p.extra]
+    quality = cust = help_ = None
+    if has_q:
+        q = _normalise(np.concatenate([p.quality for p in parts]))[order]  # type: ignore[misc]
+        quality = {k: np.ascontiguousarray(q[:, j, :]) for j, k in enumerate(QUALITY_KEYS)}
+    if has_n:
+        turn = np.concatenate([p.turn for p in parts])  # type: ignore[misc]
+        is_c = gold.is_cust[turn]
+        # Every gold turn of a scored dialogue appears once: sorting by its row in gold.cust / gold.help
+        # puts the run's turns in gold order.
+        cust = _normalise(np.concatenate([p.cust for p in parts]))[np.argsort(gold.turn_pos[turn[is_c]])]
+        help_ = _normalise(np.concatenate([p.help for p in parts]))[np.argsort(gold.turn_pos[turn[~is_c]])]
+    return RunArrays(rows[order], quality, cust, help_, extra, file)
 
 
 def write_run(records: list[dict], path: str) -> None:

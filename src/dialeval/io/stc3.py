@@ -7,10 +7,6 @@ depend on the sender of the turn.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
 from dialeval.errors import DialevalError, describe
 from dialeval.io.jsonarray import Source, dump_json, load_records, source_name
@@ -21,9 +17,6 @@ QUALITY_LEVELS = ("2", "1", "0", "-1", "-2")
 SENDERS = ("customer", "helpdesk")
 NUGGET_TYPES = {"customer": ("CNUG0", "CNUG", "CNUG*", "CNaN"), "helpdesk": ("HNUG", "HNUG*", "HNaN")}
 NUGGET_SCALE = {"customer": "nugget_customer", "helpdesk": "nugget_helpdesk"}
-_ALL_TYPES = NUGGET_TYPES["customer"] + NUGGET_TYPES["helpdesk"]
-_CODE = {t: i for i, t in enumerate(_ALL_TYPES)}
-_N_CUST = len(NUGGET_TYPES["customer"])
 
 
 def stc3_scales() -> dict[str, Scale]:
@@ -35,7 +28,7 @@ def stc3_scales() -> dict[str, Scale]:
     return scales
 
 
-def _dialogue_id(rec: object, i: int, file: str | None) -> str:
+def dialogue_id(rec: object, i: int, file: str | None) -> str:
     if not isinstance(rec, dict):
         raise DialevalError(f"item {i} is a JSON {type(rec).__name__}; expected an object", file=file)
     did = rec.get("id")
@@ -46,7 +39,7 @@ def _dialogue_id(rec: object, i: int, file: str | None) -> str:
     return str(did)
 
 
-def _senders(rec: dict, did: str, file: str | None) -> list[str]:
+def dialogue_senders(rec: dict, did: str, file: str | None) -> list[str]:
     turns = rec.get("turns")
     if not isinstance(turns, list) or not turns:
         raise DialevalError(f"'turns' must be a non-empty list, received {describe(turns)}",
@@ -73,11 +66,11 @@ def read_stc3(source: Source) -> Corpus:
     records = load_records(source)
     dialogues, seen = [], set()
     for i, rec in enumerate(records):
-        did = _dialogue_id(rec, i, file)
+        did = dialogue_id(rec, i, file)
         if did in seen:
             raise DialevalError("duplicate dialogue id", file=file, dialogue=did, field="id")
         seen.add(did)
-        senders = _senders(rec, did, file)
+        senders = dialogue_senders(rec, did, file)
         turns = []
         for t, (raw, sender) in enumerate(zip(rec["turns"], senders, strict=True)):
             utts = raw.get("utterances", [])
@@ -89,7 +82,7 @@ def read_stc3(source: Source) -> Corpus:
         dlg = Dialogue(did, turns, meta={k: v for k, v in rec.items() if k not in ("id", "turns", "annotations")})
         anns = rec.get("annotations")
         if anns:
-            _check_annotations(anns, senders, did, file)
+            check_annotations(anns, senders, did, file)
             if any("quality" in a for a in anns):
                 for k in QUALITY_KEYS:
                     dlg.labels[k] = [str(a["quality"][k]) for a in anns]
@@ -100,7 +93,7 @@ def read_stc3(source: Source) -> Corpus:
     return Corpus(dialogues, stc3_scales(), "stc3", file)
 
 
-def _check_annotations(anns: object, senders: list[str], did: str, file: str | None) -> None:
+def check_annotations(anns: object, senders: list[str], did: str, file: str | None) -> None:
     """Slow, thorough check of one dialogue's annotations; raises at the first problem."""
     if not isinstance(anns, list):
         raise DialevalError("'annotations' must be a list", file=file, dialogue=did, field="annotations")
@@ -168,121 +161,9 @@ def write_stc3(corpus: Corpus, path: str) -> None:
     dump_json(to_records(corpus), path)
 
 
-@dataclass
-class Stc3Gold:
-    """Gold distributions of an STC-3 dataset as arrays (built by :func:`build_gold`).
-
-    ``quality[k]`` is n × 5 (levels 2..-2) per key, normalised; ``cust``/``help`` hold one row per
-    customer/helpdesk turn over that sender's nugget types; ``cust_dlg``/``help_dlg`` give the dialogue
-    row of each of those turns; ``senders[i]`` the senders of dialogue i.
-    """
-
-    ids: list[str]
-    row: dict[str, int]
-    senders: list[tuple[str, ...]]
-    quality: dict[str, np.ndarray] | None
-    cust: np.ndarray | None
-    help: np.ndarray | None
-    cust_dlg: np.ndarray | None
-    help_dlg: np.ndarray | None
-    n_annotators: np.ndarray
-    file: str | None = None
-
-
-def build_gold(source: Source) -> Stc3Gold:
-    """Build the gold distributions of an STC-3 dataset with vectorised counting.
-
-    Every check of :func:`read_stc3` applies; a dialogue without annotations is an error (a test file
-    is not a gold file).
-    """
-    file = source_name(source)
-    records = load_records(source)
-    if not records:
-        raise DialevalError("the gold file holds no dialogue", file=file)
-    ids, row, senders_all = [], {}, []
-    q_vals: list = []
-    n_ann: list[int] = []
-    nug_flat: list = []
-    has_q = has_n = None
-    for i, rec in enumerate(records):
-        did = _dialogue_id(rec, i, file)
-        if did in row:
-            raise DialevalError("duplicate dialogue id", file=file, dialogue=did, field="id")
-        senders = _senders(rec, did, file)
-        anns = rec.get("annotations")
-        if not anns or not isinstance(anns, list):
-            raise DialevalError("no annotations: a gold file needs every annotator's labels (is this a test "
-                                "file?)", file=file, dialogue=did, field="annotations")
-        a0 = anns[0] if isinstance(anns[0], dict) else {}
-        if has_q is None:
-            has_q, has_n = "quality" in a0, "nugget" in a0
-        try:
-            if has_q:
-                q_vals.extend(tuple(a["quality"][k] for k in QUALITY_KEYS) for a in anns)
-                if any(len(a["quality"]) != 3 for a in anns):
-                    raise KeyError
-            if has_n:
-                nug = [a["nugget"] for a in anns]
-                if any(len(x) != len(senders) for x in nug):
-                    raise KeyError
-                for x in nug:
-                    nug_flat.extend(x)
-            if any(("quality" in a, "nugget" in a) != (has_q, has_n) for a in anns):
-                raise KeyError
-        except (KeyError, TypeError, AttributeError):
-            _check_annotations(anns, senders, did, file)
-            raise DialevalError("annotations differ from the other dialogues' in which of quality/nugget "
-                                "they give", file=file, dialogue=did, field="annotations") from None
-        ids.append(did)
-        row[did] = i
-        senders_all.append(tuple(senders))
-        n_ann.append(len(anns))
-    len(ids)
-    counts = np.asarray(n_ann)
-    quality = None
-    if has_q:
-        quality = _quality_counts(q_vals, counts, records, ids, senders_all, file)
-    cust = help_ = cust_dlg = help_dlg = None
-    if has_n:
-        cust, help_, cust_dlg, help_dlg = _nugget_counts(nug_flat, counts, senders_all, records, ids, file)
-    return Stc3Gold(ids, row, senders_all, quality, cust, help_, cust_dlg, help_dlg, counts, file)
-
-
-def _quality_counts(q_vals, counts, records, ids, senders, file) -> dict[str, np.ndarray]:
-    vals = np.array(q_vals)
-    bad = ((vals < -2) | (vals > 2)).any(axis=1) if vals.dtype.kind in "iu" else np.ones(len(q_vals), dtype=bool)
-    if bad.any():
-        d = int(np.searchsorted(np.cumsum(counts), int(np.flatnonzero(bad)[0]), side="right"))
-        _check_annotations(records[d]["annotations"], list(senders[d]), ids[d], file)
-        raise DialevalError("quality ratings must be integers 2, 1, 0, -1, -2", file=file)
-    dlg = np.repeat(np.arange(len(ids)), counts)
-    out = {}
-    for j, k in enumerate(QUALITY_KEYS):
-        c = np.bincount(dlg * 5 + (2 - vals[:, j]), minlength=len(ids) * 5).reshape(len(ids), 5)
-        out[k] = c / counts[:, None]
-    return out
-
-
-def _nugget_counts(flat, counts, senders, records, ids, file):
-    n_turns = np.array([len(s) for s in senders])
-    codes = np.fromiter((_CODE.get(x, -1) if isinstance(x, str) else -1 for x in flat), dtype=np.int64,
-                        count=len(flat))
-    is_cust_turn = np.fromiter((s == "customer" for ss in senders for s in ss), dtype=bool,
-                               count=int(n_turns.sum()))
-    turn_base = np.concatenate([[0], np.cumsum(n_turns)[:-1]])
-    sizes = n_turns * counts
-    block_start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    within = np.arange(len(flat)) - np.repeat(block_start, sizes)
-    turn_idx = np.repeat(turn_base, sizes) + within % np.repeat(n_turns, sizes)
-    bad = (codes < 0) | ((codes < _N_CUST) != is_cust_turn[turn_idx])
-    if bad.any():
-        d = int(np.searchsorted(np.cumsum(sizes), int(np.flatnonzero(bad)[0]), side="right"))
-        _check_annotations(records[d]["annotations"], list(senders[d]), ids[d], file)
-    total = len(is_cust_turn)
-    c = np.bincount(turn_idx * len(_ALL_TYPES) + codes, minlength=total * len(_ALL_TYPES))
-    c = c.reshape(total, len(_ALL_TYPES)).astype(float)
-    per_turn_ann = np.repeat(counts, n_turns)[:, None]
-    dlg_of_turn = np.repeat(np.arange(len(ids)), n_turns)
-    cust = c[is_cust_turn, :_N_CUST] / per_turn_ann[is_cust_turn]
-    help_ = c[~is_cust_turn, _N_CUST:] / per_turn_ann[~is_cust_turn]
-    return cust, help_, dlg_of_turn[is_cust_turn], dlg_of_turn[~is_cust_turn]
+def __getattr__(name: str):
+    # The gold arrays live in dialeval.io.stc3_gold (which imports this module); keep the old names working.
+    if name in ("build_gold", "Stc3Gold"):
+        from dialeval.io import stc3_gold
+        return getattr(stc3_gold, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
