@@ -26,18 +26,18 @@ def _shared_data(*parts: str) -> Path:
     return path
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_data() -> Callable[..., Path]:
     """A function giving a path under ../shared/data; it skips locally and fails under CI when missing."""
     return _shared_data
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def stc3_train_cn() -> Path:
     return _shared_data("stc3", "train_data_cn.json")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def stc3_train_en() -> Path:
     return _shared_data("stc3", "train_data_en.json")
 
@@ -46,3 +46,37 @@ def stc3_train_en() -> Path:
 def _no_progress_bars(monkeypatch: pytest.MonkeyPatch) -> None:
     """Bars draw on a terminal only; keep test output clean either way."""
     monkeypatch.setenv("DIALEVAL_PROGRESS", "0")
+
+
+TINY_GOLD = [
+    {"id": "d1",
+     "turns": [{"sender": "customer", "utterances": ["My order is late."]},
+               {"sender": "helpdesk", "utterances": ["Sorry, we will check."]}],
+     "annotations": [{"quality": {"A": 1, "S": 0, "E": -1}, "nugget": ["CNUG0", "HNUG"]},
+                     {"quality": {"A": 2, "S": 0, "E": 1}, "nugget": ["CNUG0", "HNaN"]}]},
+    {"id": "d2",
+     "turns": [{"sender": "customer", "utterances": ["The app crashes.", ""]},
+               {"sender": "helpdesk", "utterances": ["Please update it."]},
+               {"sender": "customer", "utterances": ["Fixed, thanks!"]}],
+     "annotations": [{"quality": {"A": 2, "S": 1, "E": 1}, "nugget": ["CNUG0", "HNUG*", "CNUG*"]},
+                     {"quality": {"A": 2, "S": 2, "E": 2}, "nugget": ["CNUG0", "HNUG*", "CNaN"]}]},
+    {"id": "d3",
+     "turns": [{"sender": "customer", "utterances": ["Hello?"]}],
+     "annotations": [{"quality": {"A": -2, "S": -1, "E": -2}, "nugget": ["CNaN"]},
+                     {"quality": {"A": -2, "S": -2, "E": -2}, "nugget": ["CNaN"]}]},
+]
+"""Three dialogues, two annotators each: small enough to compute every score by hand."""
+
+
+@pytest.fixture
+def tiny_gold() -> list[dict]:
+    import copy
+    return copy.deepcopy(TINY_GOLD)
+
+
+@pytest.fixture
+def tiny_gold_path(tmp_path: Path, tiny_gold: list[dict]) -> Path:
+    import json
+    path = tmp_path / "gold.json"
+    path.write_text(json.dumps(tiny_gold), encoding="utf-8")
+    return path

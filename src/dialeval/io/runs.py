@@ -295,42 +295,42 @@ def _slow(batch: list, shape: tuple[bool, bool], gold: Stc3Gold, seen: set[str],
 
 # --- values and assembly -----------------------------------------------------------------------------
 
-def _first_bad(arr: np.ndarray) -> tuple[int, str] | None:
-    """The first row (in order) that is not a distribution, and what is wrong with it."""
+def _first_bad(arr: np.ndarray, levels: tuple[str, ...]) -> tuple[int, str, str] | None:
+    """The first row (in order) that is not a distribution: its index, the bin at fault ('' for the row), why.
+
+    The messages are the slow path's (see :func:`_bins`), so a user reads the same whichever path ran.
+    """
     if arr.size == 0:
         return None
-    finite = np.isfinite(arr).all(axis=1)
-    nonneg = (arr >= 0).all(axis=1)
-    positive = arr.sum(axis=1) > 0
-    bad = ~(finite & nonneg & positive)
+    bad_cell = ~np.isfinite(arr) | (arr < 0)
+    bad = bad_cell.any(axis=1) | ~(arr.sum(axis=1) > 0)
     if not bad.any():
         return None
     j = int(np.flatnonzero(bad)[0])
-    if not finite[j]:
-        return j, "a NaN or infinite value; allowed are finite numbers >= 0"
-    if not nonneg[j]:
-        return j, "a negative value; allowed are finite numbers >= 0"
-    return j, "an all-zero distribution; at least one bin must be positive"
+    if bad_cell[j].any():
+        col = int(np.flatnonzero(bad_cell[j])[0])
+        return j, f".{levels[col]}", f"value {float(arr[j, col])!r} is not allowed; allowed are finite numbers >= 0"
+    return j, "", "all-zero distribution; at least one bin must be positive"
 
 
 def _check_values(part: _Batch, gold: Stc3Gold, file: str | None) -> None:
     """Raise at the first prediction (in run order) that is not a valid distribution."""
     problems = []
     if part.quality is not None:
-        hit = _first_bad(part.quality.reshape(-1, _N_L))
+        hit = _first_bad(part.quality.reshape(-1, _N_L), QUALITY_LEVELS)
         if hit:
-            j, what = hit
-            problems.append((j // _N_Q, -1, f"quality.{QUALITY_KEYS[j % _N_Q]}", what))
+            j, bin_, what = hit
+            problems.append((j // _N_Q, -1, f"quality.{QUALITY_KEYS[j % _N_Q]}{bin_}", what))
     if part.turn is not None:
         is_c = gold.is_cust[part.turn]
-        for vals, mask in ((part.cust, is_c), (part.help, ~is_c)):
-            hit = _first_bad(vals)
+        for vals, mask, sender in ((part.cust, is_c, "customer"), (part.help, ~is_c, "helpdesk")):
+            hit = _first_bad(vals, NUGGET_TYPES[sender])
             if hit:
-                j, what = hit
+                j, bin_, what = hit
                 k = int(np.flatnonzero(mask)[j])
                 d = int(part.owner[k])
                 t = int(part.turn[k] - gold.turn_start[part.rows[d]])
-                problems.append((d, t, f"nugget[{t}]", what))
+                problems.append((d, t, f"nugget[{t}]{bin_}", what))
     if problems:
         d, _, where, what = min(problems, key=lambda p: (p[0], p[1]))
         raise DialevalError(what, file=file, dialogue=part.ids[d], field=where)
