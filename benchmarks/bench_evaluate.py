@@ -6,7 +6,8 @@ temporary folder, then times, all in this one process:
 
 (a) ``dialeval.evaluate(run, gold)`` on already-parsed lists vs a per-dialogue loop;
 (b) a further run scored against gold prepared once with ``dialeval.load_gold`` vs the loop;
-(c) the whole ``dialeval evaluate RUN GOLD`` command (a subprocess), and how much of it is JSON parsing.
+(c) the whole ``dialeval evaluate RUN GOLD`` command (a subprocess), and how much of it is JSON parsing;
+(d) peak memory of the command on a gold file of about 100 MB (``--big-n`` dialogues) and its run.
 
 Two loops are timed, both plain Python over dialogues, both from the definitions of MEASURES.md:
 
@@ -176,6 +177,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--big-n", type=int, default=45_000, help="dialogues of the ~100 MB gold of (d)")
     args = ap.parse_args()
 
     base = orjson.loads(args.data.read_bytes())
@@ -227,7 +229,29 @@ def main() -> None:
     print(f"(c) `dialeval evaluate RUN GOLD` whole command:             {wall:8.3f} s   of which JSON parsing "
           f"(orjson) {parse:.3f} s = {100 * parse / wall:.0f}% (gold {t_parse_gold:.3f} s, run {t_parse_run:.3f} s); "
           f"Python start + imports {t_import:.3f} s")
-    print(f"\nfiles left in {tmp} (delete when done)")
+
+    big = make_gold(base, args.big_n)
+    big_gold, big_run = tmp / "big_gold.json", tmp / "big_run.json"
+    big_gold.write_bytes(orjson.dumps(big))
+    big_run.write_bytes(orjson.dumps(make_run(big, seed=3)))
+    del big
+    base_rss = _peak_rss_mib([sys.executable, "-c", "import dialeval.cli.main"])
+    rss = _peak_rss_mib([*cmd[:-2], str(big_run), str(big_gold)])
+    size = (big_gold.stat().st_size + big_run.stat().st_size) / 2**20
+    print(f"(d) `dialeval evaluate` on a {big_gold.stat().st_size / 2**20:.0f} MiB gold and a "
+          f"{big_run.stat().st_size / 2**20:.0f} MiB run ({args.big_n} dialogues): peak RSS {rss:.0f} MiB, of which "
+          f"{base_rss:.0f} MiB is Python with dialeval imported: {(rss - base_rss) / size:.2f}x the input size "
+          "(target < 10x)")
+    for p in tmp.iterdir():
+        p.unlink()
+    tmp.rmdir()
+
+
+def _peak_rss_mib(cmd: list[str]) -> float:
+    """Peak resident memory of a command, read from /usr/bin/time -v (Linux)."""
+    proc = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, check=True)
+    line = next(x for x in proc.stderr.splitlines() if "Maximum resident set size" in x)
+    return int(line.rsplit(":", 1)[1]) / 1024
 
 
 def _timed(cmd: list[str]) -> float:

@@ -21,7 +21,7 @@ import numpy as np
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError
 from dialeval.io import stc3
-from dialeval.io.jsonarray import Source
+from dialeval.io.jsonarray import Source, check_source
 from dialeval.io.runs import RunArrays, parse_run
 from dialeval.io.stc3_gold import Stc3Gold, build_gold
 from dialeval.measures import get as get_measure
@@ -149,6 +149,7 @@ def score(submission: Source, gold: Source | Corpus | PreparedGold, *, alpha: fl
           strict: bool = False, rsnod_variant: str = "paper") -> Scores:
     """Score a run per dialogue. See :func:`evaluate` for the arguments."""
     _check_options(alpha, rsnod_variant)
+    check_source(submission, what="run")
     g = load_gold(gold)
     run = parse_run(submission, g.data)
     return score_arrays(run, g, alpha=alpha, strict=strict, rsnod_variant=rsnod_variant)

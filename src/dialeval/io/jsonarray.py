@@ -56,7 +56,13 @@ def source_name(source: object) -> str | None:
     return str(source) if isinstance(source, str | os.PathLike) else None
 
 
-def _check_file(path: Path) -> None:
+def check_source(source: object, *, what: str = "file") -> None:
+    """Raise a located error now if ``source`` is neither a list of records nor the path of a readable file."""
+    if isinstance(source, list | tuple):
+        return
+    if not isinstance(source, str | os.PathLike):
+        raise DialevalError(f"{what}: expected a path or a list of records, received {type(source).__name__}")
+    path = Path(source)
     if not path.exists():
         raise DialevalError("no such file", file=str(path))
     if path.is_dir():
@@ -71,12 +77,10 @@ def iter_records(source: Source, *, what: str = "file") -> Iterator[object]:
     DialevalError
         If the file is missing, not UTF-8, not JSON, or its top level is not an array.
     """
+    check_source(source, what=what)
     if isinstance(source, list | tuple):
         return iter(source)
-    if not isinstance(source, str | os.PathLike):
-        raise DialevalError(f"{what}: expected a path or a list of records, received {type(source).__name__}")
     path = Path(source)
-    _check_file(path)
     if path.stat().st_size <= STREAM_THRESHOLD:
         return iter(_load_small(path))
     return _stream(path)
