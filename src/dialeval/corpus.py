@@ -35,6 +35,7 @@ class Scale:
     level: ScaleLevel = "dialogue"
     sender: str | None = None
     description: str = ""
+    values: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("ordinal", "nominal"):
@@ -46,6 +47,9 @@ class Scale:
         if len(self.levels) < 2 or len(set(self.levels)) != len(self.levels):
             raise DialevalError(f"scale {self.name!r}: levels {describe(self.levels)} must be at least "
                                 "two distinct labels")
+        if self.values is not None and len(self.values) != len(self.levels):
+            raise DialevalError(f"scale {self.name!r}: {len(self.values)} numeric values for "
+                                f"{len(self.levels)} levels; give one value per level")
         object.__setattr__(self, "_pos", {lv: i for i, lv in enumerate(self.levels)})
 
     def __len__(self) -> int:
@@ -61,6 +65,27 @@ class Scale:
 
     def applies_to(self, sender: str | None) -> bool:
         return self.sender is None or self.sender == sender
+
+    def numeric(self) -> tuple[float, ...]:
+        """The number of each level (``values``, else the levels read as numbers), for means of ratings.
+
+        Raises
+        ------
+        DialevalError
+            If the scale declares no values and its levels are not numbers (e.g. O, T, X).
+
+        Examples
+        --------
+        >>> Scale("likeable", ("1", "2", "3"), "ordinal").numeric()
+        (1.0, 2.0, 3.0)
+        """
+        if self.values is not None:
+            return tuple(float(v) for v in self.values)
+        try:
+            return tuple(float(lv) for lv in self.levels)
+        except ValueError:
+            raise DialevalError(f"scale {self.name!r} has levels {', '.join(self.levels)}, which are not "
+                                "numbers, and declares no numeric values; a mean rating is undefined") from None
 
 
 @dataclass
