@@ -400,14 +400,16 @@ class WriteReport:
     renamed_ids: dict[str, str] = field(default_factory=dict)
     replaced_names: int = 0
     dropped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = [f"wrote {self.dialogues} dialogue(s), {self.turns} turn(s), {self.labels} label(s) to "
                + (self.files[0] if len(self.files) == 1 else f"{len(self.files)} files")]
         if self.mapping:
-            out.append(f"labels of scale {self.mapped_scale!r} mapped in order: "
-                       + ", ".join(f"{k} -> {v}" for k, v in self.mapping.items()))
+            what = "senders mapped: " if self.mapped_scale == "senders" else \
+                f"labels of scale {self.mapped_scale!r} mapped in order: "
+            out.append(what + ", ".join(f"{k} -> {v}" for k, v in self.mapping.items()))
         if self.renamed_ids:
             ex = ", ".join(f"{a} -> {b}" for a, b in list(self.renamed_ids.items())[:3])
             out.append(f"{len(self.renamed_ids)} dialogue id(s) renamed to fit the WOCHAT pattern ({ID_RULE}); "
@@ -417,7 +419,7 @@ class WriteReport:
                        "(SYSTEM_NAME, USER_NAME...) as the guidelines require")
         if self.dropped:
             out.append("dropped (not representable): " + "; ".join(self.dropped))
-        return out
+        return out + self.notes
 
 
 def known_maps() -> dict[str, dict[str, str]]:
