@@ -36,7 +36,7 @@ class Distributions:
     >>> c = Corpus([Dialogue("d1", [Turn("user", ["hi"]), Turn("system", ["yo"], {"b": ["O", "O", "X", None]})])],
     ...            {"b": s})
     >>> g = gold_distributions(c)["b"]
-    >>> g.keys(), g.probs.round(3).tolist(), g.counts.tolist()
+    >>> g.item_keys(), g.probs.round(3).tolist(), g.counts.tolist()
     ([('d1', 1)], [[0.667, 0.0, 0.333]], [[2, 0, 1]])
     """
 
@@ -56,14 +56,14 @@ class Distributions:
             raise DialevalError(f"scale {self.scale.name!r}: a run has no label counts")
         return self.counts.sum(axis=1)
 
-    def keys(self) -> list[tuple[str, int | None]]:
+    def item_keys(self) -> list[tuple[str, int | None]]:
         """``(dialogue id, turn position or None)`` of each row."""
         if self.turns is None:
             return [(i, None) for i in self.ids]
         return list(zip(self.ids, self.turns.tolist(), strict=True))
 
     def row_index(self) -> dict[tuple[str, int | None], int]:
-        return {k: r for r, k in enumerate(self.keys())}
+        return {k: r for r, k in enumerate(self.item_keys())}
 
     def take(self, rows: np.ndarray) -> Distributions:
         """The rows ``rows`` (an index array), in that order."""
@@ -158,7 +158,7 @@ def gold_document(corpus: Corpus, dists: dict[str, Distributions]) -> dict:
     turn_entries: dict[tuple[str, int], dict] = {}
     for name, dist in dists.items():
         n = dist.n_labels
-        for r, (did, t) in enumerate(dist.keys()):
+        for r, (did, t) in enumerate(dist.item_keys()):
             entry = by_id[did] if t is None else turn_entries.setdefault((did, t), {"turn": t})
             entry[name] = _dist_dict(dist.scale, dist.probs[r])
             if t is not None:

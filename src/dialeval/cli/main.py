@@ -10,6 +10,11 @@ import typer
 
 from dialeval.errors import DialevalError
 
+try:  # typer >= 0.20 raises its own vendored click's exceptions
+    from typer._click import exceptions as _click_exc
+except ImportError:  # pragma: no cover - older typer uses click itself
+    _click_exc = click.exceptions
+
 app = typer.Typer(
     name="dialeval",
     help="Evaluate dialogue systems against the distribution of many annotators' judgements.",
@@ -52,11 +57,11 @@ def run(argv: list[str] | None = None) -> int:
         rv = app(args=argv, prog_name="dialeval", standalone_mode=False)
     except DialevalError as e:
         return _fail(str(e))
-    except click.exceptions.UsageError as e:
+    except (click.exceptions.UsageError, _click_exc.UsageError) as e:
         return _fail(e.format_message())
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, _click_exc.Abort):
         return _fail("aborted")
-    except click.exceptions.ClickException as e:
+    except (click.exceptions.ClickException, _click_exc.ClickException) as e:
         return _fail(e.format_message())
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
         return _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))

@@ -170,7 +170,7 @@ def run_document(dists: dict[str, Distributions]) -> list[dict]:
     by_id: dict[str, dict] = {}
     turns: dict[tuple[str, int], dict] = {}
     for name, d in dists.items():
-        for r, (did, t) in enumerate(d.keys()):
+        for r, (did, t) in enumerate(d.item_keys()):
             entry = by_id.setdefault(did, {"id": did})
             dist = {lv: float(v) for lv, v in zip(d.scale.levels, d.probs[r].tolist(), strict=True)}
             if t is None:
