@@ -6,9 +6,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-import orjson
-
 from dialeval.errors import DialevalError
+from dialeval.io.jsonarray import parse_json
 
 MAX_BYTES = 256 * 1024 * 1024
 """Default size bound of one input file (XML or JSON document) read into memory at once."""
@@ -37,16 +36,7 @@ def read_bounded(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
 
 def load_json_document(path: Path, max_bytes: int = MAX_BYTES) -> object:
     """Parse one JSON document (any top-level type) with errors naming the file."""
-    data = read_bounded(path, max_bytes)
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as u:
-            raise DialevalError(f"not UTF-8 text (byte {u.start}); JSON files must be UTF-8",
-                                file=str(path)) from None
-        raise DialevalError(f"not valid JSON: {e}", file=str(path)) from None
+    return parse_json(read_bounded(path, max_bytes), str(path))
 
 
 def files_in(folder: Path, patterns: Iterable[str], what: str) -> list[Path]:

@@ -61,17 +61,21 @@ def load_records(source: Source, *, what: str = "file") -> list:
     return list(iter_records(source, what=what))
 
 
-def _load_small(path: Path) -> list:
-    data = path.read_bytes()
+def parse_json(data: bytes, file: str) -> object:
+    """Parse a JSON document's bytes; a located error if they are not UTF-8 or not JSON."""
     try:
-        obj = orjson.loads(data)
+        return orjson.loads(data)
     except orjson.JSONDecodeError as e:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as u:
             raise DialevalError(f"not UTF-8 text (byte {u.start}); JSON files must be UTF-8",
-                                file=str(path)) from None
-        raise DialevalError(f"not valid JSON: {e}", file=str(path)) from None
+                                file=file) from None
+        raise DialevalError(f"not valid JSON: {e}", file=file) from None
+
+
+def _load_small(path: Path) -> list:
+    obj = parse_json(path.read_bytes(), str(path))
     if not isinstance(obj, list):
         raise DialevalError(f"the top level is a JSON {type(obj).__name__}; expected an array of "
                             "dialogues", file=str(path))
