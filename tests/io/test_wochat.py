@@ -10,7 +10,8 @@ import pytest
 
 from dialeval import DialevalError
 from dialeval.io import read_corpus
-from dialeval.io.wochat import read_wochat, write_wochat
+from dialeval.io.wochat import read_wochat
+from dialeval.io.wochat_writer import write_wochat
 
 HM = "<system_name>IRIS</system_name><user_name>Ann</user_name><timestamp>2017-01-01 10:00</timestamp>"
 T1 = '<turn id="1"><speaker>USER</speaker><utterance>hello SYSTEM_NAME</utterance></turn>'

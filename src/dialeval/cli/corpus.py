@@ -24,7 +24,7 @@ from dialeval.cli._corpus_io import value as v
 from dialeval.corpusstats import corpus_stats
 from dialeval.io.convert import convert
 from dialeval.io.formats import writable
-from dialeval.io.wochat import ID_POLICIES
+from dialeval.io.wochat_writer import ID_POLICIES
 
 OutFormat = choice_enum("OutFormat", writable())
 IdPolicy = choice_enum("IdPolicy", ID_POLICIES)

@@ -50,7 +50,7 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("stc3", "NTCIR-14 STC-3 / NTCIR-15-16 DialEval JSON", "FORMATS.md §1",
            "dialeval.io.stc3:read_stc3", "dialeval.io.convert:to_stc3", ()),
     Format("wochat", "WOCHAT chat-session XML with turn annotations", "FORMATS.md §2",
-           "dialeval.io.wochat:read_wochat", "dialeval.io.wochat:write_wochat", ("names", "max_bytes")),
+           "dialeval.io.wochat:read_wochat", "dialeval.io.wochat_writer:write_wochat", ("names", "max_bytes")),
     Format("dbdc", "Dialogue Breakdown Detection Challenge *.log.json", "FORMATS.md §3",
            "dialeval.io.dbdc:read_dbdc"),
     Format("conture", "ConTurE turn-level evaluation JSON", "FORMATS.md §4",
