@@ -87,6 +87,18 @@ def test_correlate_commands(shared_data, tmp_path, capsys):
     assert "give the automatic side" in capsys.readouterr().err
 
 
+def test_correlate_model_scores_at_system_level(shared_data, tmp_path, capsys):
+    c = read_corpus(shared_data("dstc9"))
+    lines = ["id,turn,score"] + [f"{d.id},{t},{len(turn.text)}" for d in c for t, turn in enumerate(d.turns)
+                                 if turn.sender == "system"]
+    (tmp_path / "len.csv").write_text("\n".join(lines) + "\n")
+    assert run(["correlate", str(shared_data("dstc9")), "--scores", str(tmp_path / "len.csv"), "--dimension",
+                "human (overall)", "--method", "kendall", "-B", "50", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [(r["level"], r["method"], r["n"]) for r in rows] == [("dialogue", "kendall", 2200),
+                                                                 ("system", "kendall", 11)]
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["corpus", "stats", "/nonexistent/x.json"], "no such file or folder"),
     (["corpus", "convert", "/nonexistent", "/tmp/x.xml", "--to", "dbdc"], "'dbdc' is not one of"),

@@ -6,13 +6,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rich.table import Table
 
 from dialeval.cli._common import out, warn
-from dialeval.cli._corpus_io import fmt_num, tables
+from dialeval.cli._corpus_io import fmt_num, print_json, tables
 from dialeval.errors import DialevalError
 from dialeval.io.detect import detect
 from dialeval.measures import get as get_measure
@@ -59,7 +58,7 @@ def evaluate_other_corpus(submission: Path, gold: Path, *, strict: bool, rsnod_v
         s.to_csv(per_dialogue)
     summary = s.summary()
     if format == "json":
-        print(json.dumps(summary, indent=2))
+        print_json(summary)
         return
     tables.print(summary_table(summary, f"{submission.name} vs {gold.name}"))
     d, st = summary["dialogues"], summary["settings"]
