@@ -18,10 +18,10 @@ from dialeval.errors import DialevalError
 from dialeval.scoring import PreparedGold, Scores, evaluate, load_gold, score
 
 
-def read_corpus(path, format=None):
+def read_corpus(path, format=None, **options):
     """Read a corpus in any supported format (see :func:`dialeval.io.read_corpus`)."""
     from dialeval.io import read_corpus as _read
-    return _read(path, format=format)
+    return _read(path, format=format, **options)
 
 
 def predict(dialogues, **kwargs):

@@ -35,6 +35,7 @@ class Scale:
     level: ScaleLevel = "dialogue"
     sender: str | None = None
     description: str = ""
+    values: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("ordinal", "nominal"):
@@ -46,6 +47,9 @@ class Scale:
         if len(self.levels) < 2 or len(set(self.levels)) != len(self.levels):
             raise DialevalError(f"scale {self.name!r}: levels {describe(self.levels)} must be at least "
                                 "two distinct labels")
+        if self.values is not None and len(self.values) != len(self.levels):
+            raise DialevalError(f"scale {self.name!r}: {len(self.values)} numeric values for "
+                                f"{len(self.levels)} levels; give one value per level")
         object.__setattr__(self, "_pos", {lv: i for i, lv in enumerate(self.levels)})
 
     def __len__(self) -> int:
@@ -61,6 +65,27 @@ class Scale:
 
     def applies_to(self, sender: str | None) -> bool:
         return self.sender is None or self.sender == sender
+
+    def numeric(self) -> tuple[float, ...]:
+        """The number of each level (``values``, else the levels read as numbers), for means of ratings.
+
+        Raises
+        ------
+        DialevalError
+            If the scale declares no values and its levels are not numbers (e.g. O, T, X).
+
+        Examples
+        --------
+        >>> Scale("likeable", ("1", "2", "3"), "ordinal").numeric()
+        (1.0, 2.0, 3.0)
+        """
+        if self.values is not None:
+            return tuple(float(v) for v in self.values)
+        try:
+            return tuple(float(lv) for lv in self.levels)
+        except ValueError:
+            raise DialevalError(f"scale {self.name!r} has levels {', '.join(self.levels)}, which are not "
+                                "numbers, and declares no numeric values; a mean rating is undefined") from None
 
 
 @dataclass
@@ -133,3 +158,45 @@ class Corpus:
                                 file=self.source)
         return Corpus([by_id[i] for i in ids], dict(self.scales), self.format, self.source,
                       self.language, dict(self.meta))
+
+
+BLOCK_CONFLICTS = ("error", "last")
+
+
+def merge_blocks(corpus: Corpus, *, on_conflict: str = "error") -> Corpus:
+    """The corpus with each run of consecutive turns by one sender merged into one turn (an utterance block).
+
+    Utterances are concatenated in order; ``turn.meta["merged"]`` lists the positions of the merged turns.
+    A block gets the labels of the one turn in it that has labels. When several turns of a block have
+    labels, ``on_conflict`` decides: ``"error"`` (default) raises, ``"last"`` keeps the last labelled turn's.
+
+    Examples
+    --------
+    >>> c = Corpus([Dialogue("d", [Turn("user", ["hi"]), Turn("user", ["there"]), Turn("system", ["yo"])])])
+    >>> [(t.sender, t.utterances) for t in merge_blocks(c).dialogues[0].turns]
+    [('user', ['hi', 'there']), ('system', ['yo'])]
+    """
+    if on_conflict not in BLOCK_CONFLICTS:
+        raise DialevalError(f"on_conflict {describe(on_conflict)} is not allowed; allowed are "
+                            + ", ".join(BLOCK_CONFLICTS))
+    out = []
+    for d in corpus.dialogues:
+        blocks: list[Turn] = []
+        for pos, t in enumerate(d.turns):
+            if blocks and blocks[-1].sender == t.sender:
+                b = blocks[-1]
+                b.utterances.extend(t.utterances)
+                b.meta["merged"].append(pos)
+                if any(t.labels.values()):
+                    if any(b.labels.values()) and on_conflict == "error":
+                        raise DialevalError(f"turns {b.meta['merged'][0]}-{pos} form one block of sender "
+                                            f"{t.sender!r} and more than one of them has labels; pass "
+                                            "on_conflict='last' to keep the last one's", file=corpus.source,
+                                            dialogue=d.id, field=f"turns[{pos}]")
+                    b.labels, b.annotators = dict(t.labels), t.annotators
+            else:
+                blocks.append(Turn(t.sender, list(t.utterances), dict(t.labels), t.annotators,
+                                   {**t.meta, "merged": [pos]}))
+        out.append(Dialogue(d.id, blocks, dict(d.labels), d.annotators, dict(d.meta)))
+    return Corpus(out, dict(corpus.scales), corpus.format, corpus.source, corpus.language,
+                  {**corpus.meta, "blocks": True})

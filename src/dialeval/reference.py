@@ -39,6 +39,11 @@ def rnss(p, q) -> float:
     return math.sqrt(sum((a - b) ** 2 for a, b in zip(p, q, strict=True)) / 2)
 
 
+def mse(p, q) -> float:
+    p, q = _normalise(p), _normalise(q)
+    return sum((a - b) ** 2 for a, b in zip(p, q, strict=True)) / len(p)
+
+
 def _kl(p, m) -> float:
     return sum(a * math.log2(a / b) for a, b in zip(p, m, strict=True) if a > 0)
 
@@ -89,8 +94,8 @@ def rsnod(p, q, variant: str = "paper") -> float:
     return math.sqrt(snod(p, q, variant))
 
 
-MEASURES = {"nvd": nvd, "rnss": rnss, "jsd": jsd, "nmd": nmd, "od": od, "nod": nod, "sod": sod, "snod": snod,
-            "rnod": rnod, "rsnod": rsnod}
+MEASURES = {"nvd": nvd, "rnss": rnss, "jsd": jsd, "mse": mse, "nmd": nmd, "od": od, "nod": nod, "sod": sod,
+            "snod": snod, "rnod": rnod, "rsnod": rsnod}
 """The reference of every measure, by registry name (the property tests check both lists agree)."""
 
 

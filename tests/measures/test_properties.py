@@ -20,6 +20,7 @@ PROPERTIES = {
     "nvd": ("nominal", True, "1", False),
     "rnss": ("nominal", True, "1", False),
     "jsd": ("nominal", True, "1", False),
+    "mse": ("nominal", True, "2/L", False),
     "nmd": ("ordinal", True, "1", False),
     "od": ("ordinal", False, "L-1", True),
     "nod": ("ordinal", False, "1", True),
@@ -41,7 +42,7 @@ def call(name: str, p, q, variant: str = "paper"):
 
 
 def upper(name: str, L: int) -> float:
-    return float(L - 1) if PROPERTIES[name][2] == "L-1" else 1.0
+    return {"1": 1.0, "L-1": float(L - 1), "2/L": 2.0 / L}[PROPERTIES[name][2]]
 
 
 def test_every_measure_is_classified():
@@ -164,4 +165,4 @@ def test_lookup_by_name_and_alias():
     assert measures.get("jensen-shannon") is MEASURES["jsd"]
     with pytest.raises(DialevalError, match="allowed are nvd, rnss, jsd"):
         measures.get("ndcg")
-    assert measures.names("nominal") == ["nvd", "rnss", "jsd"]
+    assert measures.names("nominal") == ["nvd", "rnss", "jsd", "mse"]

@@ -11,11 +11,13 @@ import typer
 from rich.table import Table
 
 from dialeval.cli._common import choice_enum, out, warn
+from dialeval.cli.turn_evaluate import AVERAGES, evaluate_other_corpus, is_other_corpus
 from dialeval.measures import get as get_measure
 from dialeval.measures.ordinal import VARIANTS
 from dialeval.scoring import score
 
 Variant = choice_enum("Variant", VARIANTS)
+Average = choice_enum("Average", AVERAGES)
 
 
 class OutFormat(StrEnum):
@@ -59,8 +61,19 @@ def register(app: typer.Typer) -> None:
                                                  "(one column per measure and key)."),
         format: OutFormat = typer.Option(OutFormat.json, "--format", help="json (stdout) or table."),
         display: Display = typer.Option(Display.raw, help="Table only: raw means or -log2(mean)."),
+        average: Average = typer.Option("dialogue", help="Other corpora: mean of dialogue means, or over "  # type: ignore[valid-type]
+                                        "turns (DBDC3's script)."),
+        blocks: bool = typer.Option(False, "--blocks", help="Other corpora: score utterance blocks."),
     ) -> None:
-        """Score DQ (NMD, RSNOD per A/S/E) and ND (JSD, RNSS) of SUBMISSION against GOLD."""
+        """Score DQ (NMD, RSNOD per A/S/E) and ND (JSD, RNSS) of SUBMISSION against GOLD.
+
+        For a gold corpus of another format (DBDC, WOCHAT, ConTurE, DSTC9), score its scales' distributions:
+        JSD and MSE, plus NMD and RSNOD for ordinal scales (see `dialeval.turnscoring`).
+        """
+        if is_other_corpus(gold):
+            return evaluate_other_corpus(submission, gold, strict=strict, rsnod_variant=getattr(
+                rsnod_variant, "value", rsnod_variant), average=getattr(average, "value", average), blocks=blocks,
+                per_dialogue=per_dialogue, format=format.value)
         s = score(str(submission), str(gold), alpha=alpha, strict=strict,
                   rsnod_variant=getattr(rsnod_variant, "value", rsnod_variant))
         if s.extra_ids:

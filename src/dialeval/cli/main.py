@@ -24,6 +24,9 @@ app = typer.Typer(
 COMMAND_MODULES: tuple[str, ...] = (
     "evaluate",
     "demo",
+    "corpus",
+    "gold",
+    "correlate",
 )
 
 for _name in COMMAND_MODULES:

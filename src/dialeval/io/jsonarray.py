@@ -93,8 +93,13 @@ def load_records(source: Source, *, what: str = "file") -> list:
     return list(iter_records(source, what=what))
 
 
-def _parse(data: bytes, name: str, byte_offset: int = 0, line_offset: int = 0) -> object:
-    """orjson, or the standard library (NaN, Infinity, a message with its line) where orjson refuses."""
+def parse_json(data: bytes, name: str | None, byte_offset: int = 0, line_offset: int = 0) -> object:
+    """Parse a JSON document's bytes with orjson, or with the standard library where orjson refuses.
+
+    The standard library accepts ``NaN`` and ``Infinity`` (which the readers then reject as values, with
+    their location) and says on which line a syntax error is; a located error if the bytes are not UTF-8.
+    ``byte_offset`` and ``line_offset`` place a streamed part in its file.
+    """
     try:
         with gc_paused():
             return orjson.loads(data)
@@ -119,7 +124,7 @@ def _load_small(path: Path) -> list:
     data = path.read_bytes().removeprefix(_BOM)
     if not data.strip(_WS):
         raise DialevalError("the file is empty; expected an array of dialogues", file=str(path))
-    obj = _parse(data, str(path))
+    obj = parse_json(data, str(path))
     if not isinstance(obj, list):
         raise DialevalError(f"the top level is a JSON {type(obj).__name__}; expected an array of "
                             "dialogues", file=str(path))
@@ -194,7 +199,7 @@ def _stream(path: Path) -> Iterator[object]:
                     line = lines + 1 + buf.count(b"\n", 0, cut)
                     raise DialevalError(f"not valid JSON: a value is missing before {chr(buf[cut])!r} (line {line})",
                                         file=name)
-                yield from _parse(b"[" + region + b"]", name, offset, lines)  # type: ignore[misc]
+                yield from parse_json(b"[" + region + b"]", name, offset, lines)  # type: ignore[misc]
                 lines += buf.count(b"\n", 0, cut + 1)
                 offset += cut + 1
                 buf = buf[cut + 1:]

@@ -220,6 +220,19 @@ def _bins(d: object, levels: tuple[str, ...], did: str, where: str, file: str | 
     return tuple(d.get(k, 0) for k in levels)
 
 
+def read_distribution(d: object, levels: tuple[str, ...], did: str, where: str, file: str | None) -> tuple:
+    """One predicted distribution ``{bin: value}`` as a tuple over ``levels`` (missing bins 0), fully checked.
+
+    Raises a located :class:`~dialeval.DialevalError` for a value that is not a number, negative, NaN or
+    infinite, for an unknown bin, and for an all-zero distribution.
+    """
+    vals = _bins(d, levels, did, where, file)
+    if sum(vals) <= 0:
+        raise DialevalError("all-zero distribution; at least one bin must be positive", file=file, dialogue=did,
+                            field=where)
+    return vals
+
+
 def _slow_quality(qd: object, did: str, file: str | None) -> tuple:
     if not isinstance(qd, dict):
         raise DialevalError(f"expected an object with keys A, S, E, received {describe(qd)}", file=file,

@@ -29,6 +29,7 @@ def _public(m: Measure) -> Callable:
 nvd = _public(MEASURES["nvd"])
 rnss = _public(MEASURES["rnss"])
 jsd = _public(MEASURES["jsd"])
+mse = _public(MEASURES["mse"])
 nmd = _public(MEASURES["nmd"])
 od = _public(MEASURES["od"])
 nod = _public(MEASURES["nod"])
@@ -37,5 +38,5 @@ snod = _public(MEASURES["snod"])
 rnod = _public(MEASURES["rnod"])
 rsnod = _public(MEASURES["rsnod"])
 
-__all__ = ["MEASURES", "Measure", "get", "jsd", "names", "nmd", "nod", "nvd", "od", "register", "rnod",
+__all__ = ["MEASURES", "Measure", "get", "jsd", "mse", "names", "nmd", "nod", "nvd", "od", "register", "rnod",
            "rnss", "rsnod", "snod", "sod"]

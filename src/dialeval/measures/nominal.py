@@ -19,6 +19,12 @@ def rnss(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.sqrt((d * d).sum(axis=1) / 2.0)
 
 
+def mse(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Mean squared error over the bins, ``sum_i (p(i) - q(i))^2 / L`` (the DBDC measure)."""
+    d = p - q
+    return (d * d).mean(axis=1)
+
+
 def jsd(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Jensen-Shannon divergence in bits, ``(KL(p||m) + KL(q||m)) / 2`` with ``m = (p + q) / 2``."""
     m = (p + q) / 2.0

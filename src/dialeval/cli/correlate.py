@@ -1,0 +1,111 @@
+"""``dialeval correlate``: automatic (or turn-level) scores against human dialogue-level ratings."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from dialeval.cli._common import choice_enum, err, out
+from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json, tables
+from dialeval.cli._corpus_io import value as v
+from dialeval.errors import DialevalError
+from dialeval.metaeval import (
+    AGGREGATES,
+    DEFAULT_METHODS,
+    LEVELS,
+    correlate_with_humans,
+    dimension_means,
+    load_scores,
+    plot_correlations,
+    turn_scale_scores,
+)
+from dialeval.stats import METHODS
+
+Aggregate = choice_enum("Aggregate", list(AGGREGATES))
+Method = choice_enum("Method", METHODS)
+Level = choice_enum("Level", LEVELS)
+
+
+class View(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("correlate")
+    def correlate_cmd(
+        path: Path = typer.Argument(..., help="A corpus with dialogue-level human ratings (ConTurE, DSTC9...)."),
+        scores: Path | None = typer.Option(None, help="Automatic scores: CSV id[,turn],score or JSON "
+                                           "[{id, score}] / [{id, turns: [{turn, score}]}]."),
+        turn_scale: str | None = typer.Option(None, help="Use this turn-level scale of the corpus as the "
+                                              "automatic side (e.g. 'overall impression' in ConTurE)."),
+        against: str | None = typer.Option(None, help="Use this dialogue-level dimension as the automatic side "
+                                           "(e.g. 'human (overall)'), correlated with every other one."),
+        aggregate: Aggregate = typer.Option("mean", help="Turn scores -> one per dialogue."),  # type: ignore[valid-type]
+        dimension: list[str] | None = typer.Option(None, "--dimension", help="Only these dimensions (repeatable)."),
+        level: list[Level] | None = typer.Option(None, "--level", help="dialogue and/or system (default: both "  # type: ignore[valid-type]
+                                                 "when dialogues name their system)."),
+        method: list[Method] | None = typer.Option(None, "--method", help="Repeatable; default pearson and "  # type: ignore[valid-type]
+                                                   "spearman."),
+        B: int = typer.Option(2000, "-B", help="Bootstrap resamples for the intervals."),
+        seed: int = typer.Option(0, help="Seed of the bootstrap."),
+        ci_level: float = typer.Option(0.95, help="Interval level."),
+        format: View = typer.Option(View.table, "--format", help="table or json (stdout)."),
+        plot: Path | None = typer.Option(None, help="Also draw the coefficients with intervals (.png/.svg/.pdf)."),
+        from_: InFormat | None = typer.Option(None, "--from", help=FROM_HELP),  # type: ignore[valid-type]
+        names: NamePolicy = typer.Option("error", "--wochat-names", help=NAMES_HELP),  # type: ignore[valid-type]
+    ) -> None:
+        """Correlate per-dialogue scores with each human dimension (mean over raters, N/A dropped).
+
+        The automatic side is --scores, --turn-scale or --against; with none of them, the corpus's only
+        turn-level scale with numeric levels is used (ConTurE's overall impression).
+        """
+        corpus = load(path, from_, names)
+        given = [x for x in (scores, turn_scale, against) if x is not None]
+        if len(given) > 1:
+            raise typer.BadParameter("give one of --scores, --turn-scale, --against")
+        agg = v(aggregate)
+        if scores is not None:
+            auto, label = load_scores(scores, aggregate=agg), f"scores of {scores.name} ({agg} over turns)"
+        elif against is not None:
+            auto, label = dimension_means(corpus, [against])[against], f"{against} (mean over raters)"
+        else:
+            if turn_scale is None:
+                cands = [s.name for s in corpus.scales_at("turn") if s.values is not None]
+                if len(cands) != 1:
+                    raise DialevalError("give the automatic side: --scores FILE, --turn-scale NAME or --against "
+                                        "DIMENSION (the corpus has " + (f"turn scales {', '.join(cands)}" if cands
+                                                                        else "no numeric turn scale") + ")")
+                turn_scale = cands[0]
+            auto, label = turn_scale_scores(corpus, turn_scale, aggregate=agg), f"{turn_scale} ({agg} over turns)"
+        dims = list(dimension) if dimension else [s.name for s in corpus.scales_at("dialogue") if s.name != against]
+        human = dimension_means(corpus, dims)
+        systems = {d.id: str(d.meta["system"]) for d in corpus if "system" in d.meta}
+        levels = tuple(v(x) for x in level) if level else (("dialogue", "system") if systems else ("dialogue",))
+        methods = tuple(v(x) for x in method) if method else DEFAULT_METHODS
+        if "system" in levels and not systems:
+            raise DialevalError("--level system needs dialogues that name their system (DSTC9 does; this corpus "
+                                "does not)", file=str(path))
+        table = correlate_with_humans(auto, human, systems=systems or None, levels=levels, methods=methods, B=B,
+                                      seed=seed, ci_level=ci_level, label=label)
+        if plot is not None:
+            plot_correlations(table, plot, title=str(path))
+            err.print(f"wrote {plot}", markup=False)
+        if format == View.json:
+            print_json(table.to_dict())
+            return
+        s = table.settings
+        t = Table(title=f"{label} vs human ratings of {path.name}", title_justify="left")
+        for col in ("level", "dimension", "method", "coef", "p-value", f"{int(ci_level * 100)}% CI", "n", "dropped"):
+            t.add_column(col, justify="left" if col in ("level", "dimension", "method") else "right")
+        for r in table.rows:
+            t.add_row(r.level, r.dimension, r.method, fmt_num(r.statistic, 3), f"{r.pvalue:.2g}",
+                      f"[{fmt_num(r.ci_low, 3)}, {fmt_num(r.ci_high, 3)}]", str(r.n), str(r.n_dropped))
+        tables.print(t)
+        out.print(f"intervals: {s['ci_method']}, B = {s['B']}, seed {s['seed']}; p-values two-sided (scipy); "
+                  f"{s['dialogues_with_auto_score']} dialogues with an automatic score"
+                  + (f", {s['systems']} systems" if s["systems"] else "") + f"; dialeval {s['dialeval_version']}",
+                  markup=False)

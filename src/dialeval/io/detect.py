@@ -1,0 +1,164 @@
+"""Tell the format of a corpus path from its name and first bytes, and say why when that is not possible.
+
+Each format has one test here returning ``None`` (it fits) or the reason it does not; :func:`detect` returns
+the only format that fits, and otherwise raises an error listing every reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dialeval.errors import DialevalError
+from dialeval.io.formats import FORMATS
+
+HEAD_BYTES = 1024 * 1024
+
+
+@dataclass
+class Probe:
+    """What detection looks at: the path, its kind, the first bytes, the first JSON record's keys."""
+
+    path: Path
+    is_dir: bool
+    files: dict[str, int] = field(default_factory=dict)   # folder: how many files of each kind
+    head: str = ""
+    first: object = None       # the first JSON value: the object itself, or the first element of an array
+    top: str = ""              # the first character of a file ("[", "{", "<")
+
+
+def _kind(p: Path) -> str:
+    name = p.name.lower()
+    if name.endswith(".log.json"):
+        return "*.log.json"
+    if name.startswith("chatbot") and name.endswith(".json"):
+        return "chatbot*.json"
+    if name.endswith(".xml"):
+        return "*.xml"
+    return "*.json" if name.endswith(".json") else "other"
+
+
+def probe(path: Path) -> Probe:
+    if path.is_dir():
+        counts: dict[str, int] = {}
+        for p in path.rglob("*"):
+            if p.is_file() and not p.name.startswith("."):
+                k = _kind(p)
+                counts[k] = counts.get(k, 0) + 1
+        return Probe(path, True, counts)
+    with path.open("rb") as fh:
+        raw = fh.read(HEAD_BYTES)
+    head = raw.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    pr = Probe(path, False, head=head, top=head[:1])
+    if pr.top in "[{" and pr.top:
+        dec = json.JSONDecoder()
+        start = 1 if pr.top == "[" else 0
+        body = head[start:].lstrip()
+        try:
+            pr.first, _ = dec.raw_decode(body) if body and not body.startswith("]") else (None, 0)
+        except json.JSONDecodeError:
+            pr.first = None  # the first record is longer than the head, or the file is not JSON
+    return pr
+
+
+def _keys(pr: Probe) -> set[str]:
+    return set(pr.first) if isinstance(pr.first, dict) else set()
+
+
+def _needs_file(pr: Probe, what: str) -> str | None:
+    return f"is a folder; {what}" if pr.is_dir else None
+
+
+def _stc3(pr: Probe) -> str | None:
+    if (r := _needs_file(pr, "STC-3 data is one JSON file")) is not None:
+        return r
+    if pr.top != "[":
+        return "not a JSON array"
+    k = _keys(pr)
+    turns = pr.first.get("turns") if isinstance(pr.first, dict) else None
+    if {"id", "turns"} <= k and isinstance(turns, list) and turns and isinstance(turns[0], dict) \
+            and "sender" in turns[0]:
+        return None
+    if pr.first is None and '"sender"' in pr.head and '"utterances"' in pr.head:
+        return None
+    return "the first record has no 'id' and 'turns' with a 'sender'"
+
+
+def _conture(pr: Probe) -> str | None:
+    if (r := _needs_file(pr, "ConTurE is one JSON file")) is not None:
+        return r
+    if pr.top != "[":
+        return "not a JSON array"
+    if {"dialog_id", "turns"} <= _keys(pr) or (pr.first is None and '"dialog_id"' in pr.head):
+        return None
+    return "the first record has no 'dialog_id' and 'turns'"
+
+
+def _dstc9(pr: Probe) -> str | None:
+    if pr.is_dir:
+        return None if pr.files.get("chatbot*.json") else "the folder holds no chatbot*.json file"
+    if pr.top != "[":
+        return "not a JSON array"
+    if "context" in _keys(pr) or (pr.first is None and '"context"' in pr.head):
+        return None
+    return "the first record has no 'context'"
+
+
+def _dbdc(pr: Probe) -> str | None:
+    if pr.is_dir:
+        return None if pr.files.get("*.log.json") else "the folder holds no *.log.json file"
+    if pr.top != "{":
+        return "not a JSON object"
+    if {"dialogue-id", "turns"} <= _keys(pr) or (pr.first is None and '"dialogue-id"' in pr.head):
+        return None
+    return "the object has no 'dialogue-id' and 'turns'"
+
+
+def _wochat(pr: Probe) -> str | None:
+    if pr.is_dir:
+        return None if pr.files.get("*.xml") else "the folder holds no *.xml file"
+    if pr.top != "<":
+        return "does not start with '<' (not XML)"
+    return None if "<dialogue" in pr.head else "XML without a <dialogue> element in its first megabyte"
+
+
+TESTS: dict[str, Callable[[Probe], str | None]] = {
+    "stc3": _stc3, "wochat": _wochat, "dbdc": _dbdc, "conture": _conture, "dstc9": _dstc9}
+
+
+def detect(path: str | Path) -> str:
+    """The format of ``path`` (a file or folder), among :data:`dialeval.io.formats.FORMATS`.
+
+    Raises
+    ------
+    DialevalError
+        When no format fits or several do, with each format's reason, and the hint to pass ``format=``.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "data.json"
+    >>> _ = p.write_text(json.dumps([{"dialog_id": 0, "turns": []}]))
+    >>> detect(p)
+    'conture'
+    """
+    p = Path(path)
+    if not p.exists():
+        raise DialevalError("no such file or folder", file=str(p))
+    pr = probe(p)
+    reasons = {name: test(pr) for name, test in TESTS.items()}
+    fits = [n for n, r in reasons.items() if r is None]
+    if len(fits) == 1:
+        return fits[0]
+    hint = "; give the format (--format / format=), one of " + ", ".join(FORMATS)
+    if fits:
+        raise DialevalError("cannot tell the format: it could be any of " + ", ".join(fits)
+                            + (f" (the folder holds {_describe_files(pr)})" if pr.is_dir else "") + hint, file=str(p))
+    why = "; ".join(f"not {n}: {r}" for n, r in reasons.items())
+    raise DialevalError(f"cannot tell the format ({why})" + hint, file=str(p))
+
+
+def _describe_files(pr: Probe) -> str:
+    return ", ".join(f"{n} {k}" for k, n in sorted(pr.files.items()))

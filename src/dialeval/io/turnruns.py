@@ -1,0 +1,187 @@
+"""Runs of predicted distributions for any corpus (turn- or dialogue-level scales), aligned with gold.
+
+Two layouts are read:
+
+1. dialeval's (also the layout of ``dialeval gold`` output, so a gold file is a perfect run): a JSON array of
+   dialogues, or an object whose ``"dialogues"`` holds that array::
+
+       [{"id": "iris_00014",
+         "turns": [{"turn": 1, "breakdown": {"O": 0.6, "T": 0.3, "X": 0.1}},
+                   {"turn": 3, "breakdown": {"O": 0.2, "T": 0.2, "X": 0.6}}],
+         "likeable": {"1": 0.1, "2": 0.3, "3": 0.6}}]
+
+   ``turn`` is the turn's 0-based position in the dialogue (DBDC's ``turn-index``); a distribution is an
+   object ``level: probability`` under the scale's name (turn-level scales inside ``turns``, dialogue-level
+   ones beside ``id``). A missing level counts as 0; each distribution is normalised.
+2. DBDC3's submission format: a folder of ``<dialogue-id>.labels.json`` files (or one such file), each
+   ``{"dialogue-id", "turns": [{"turn-index", "labels": [{"breakdown", "prob-O", "prob-T", "prob-X"}]}]}``,
+   read as the scale ``breakdown``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dialeval.distributions import Distributions
+from dialeval.errors import DialevalError, describe
+from dialeval.io._files import as_path, files_in, load_json_document
+from dialeval.io.dbdc import BREAKDOWN, BREAKDOWN_LEVELS
+from dialeval.io.runs import read_distribution
+
+RESERVED = ("id", "turns", "n")
+DBDC_PATTERN = "*.labels.json"
+
+
+@dataclass
+class TurnRun:
+    """A run aligned with gold: per scale, the gold rows it predicts and its normalised distributions."""
+
+    rows: dict[str, np.ndarray]
+    probs: dict[str, np.ndarray]
+    dialogue_ids: list[str]
+    extra_dialogues: list[str] = field(default_factory=list)
+    extra_items: list[str] = field(default_factory=list)
+    file: str | None = None
+
+
+def _dbdc_record(rec: object, file: str) -> dict:
+    if not isinstance(rec, dict) or "dialogue-id" not in rec:
+        raise DialevalError("not a DBDC3 labels file: expected an object with 'dialogue-id' and 'turns'", file=file)
+    did = str(rec["dialogue-id"])
+    turns = rec.get("turns")
+    if not isinstance(turns, list):
+        raise DialevalError("'turns' must be a list", file=file, dialogue=did, field="turns")
+    out = []
+    for i, t in enumerate(turns):
+        where = f"turns[{i}]"
+        labels = t.get("labels") if isinstance(t, dict) else None
+        if not isinstance(labels, list) or not labels or not isinstance(labels[0], dict):
+            raise DialevalError("expected 'labels': [{'breakdown', 'prob-O', 'prob-T', 'prob-X'}]", file=file,
+                                dialogue=did, field=f"{where}.labels")
+        lab = labels[0]
+        missing = [f"prob-{lv}" for lv in BREAKDOWN_LEVELS if f"prob-{lv}" not in lab]
+        if missing:
+            raise DialevalError(f"missing {', '.join(missing)}", file=file, dialogue=did, field=f"{where}.labels[0]")
+        out.append({"turn": t.get("turn-index"), BREAKDOWN: {lv: lab[f"prob-{lv}"] for lv in BREAKDOWN_LEVELS}})
+    return {"id": did, "turns": out}
+
+
+def load_run_records(source: object) -> tuple[list, str | None]:
+    """The run's dialogue records (dialeval layout) from a path or parsed JSON, and the file name."""
+    if isinstance(source, list):
+        return source, None
+    if isinstance(source, dict):
+        return _records_of(source, None), None
+    path = as_path(source, "run")
+    if path.is_dir():
+        files = files_in(path, [DBDC_PATTERN], "DBDC3 labels files")
+        return [_dbdc_record(load_json_document(f), str(f)) for f in files], str(path)
+    return _records_of(load_json_document(path), str(path)), str(path)
+
+
+def _records_of(doc: object, file: str | None) -> list:
+    if isinstance(doc, list):
+        return doc
+    if isinstance(doc, dict) and "dialogue-id" in doc:
+        return [_dbdc_record(doc, file or "run")]
+    if isinstance(doc, dict) and isinstance(doc.get("dialogues"), list):
+        return doc["dialogues"]
+    raise DialevalError("a run is a JSON array of dialogues, an object with 'dialogues', or DBDC3 labels; "
+                        f"received a JSON {type(doc).__name__}", file=file)
+
+
+def read_turn_run(source: object, gold: dict[str, Distributions]) -> TurnRun:
+    """Read a run (path, folder of DBDC3 labels, or parsed JSON) and align it with gold distributions.
+
+    Items of the run that the gold does not have (a dialogue id not in the gold, a turn without gold
+    labels) are counted as extra, not scored.
+
+    Raises
+    ------
+    DialevalError
+        A dialogue without id or met twice; a turn without an integer ``turn`` or met twice; a scale the
+        gold does not have; an unknown level; a negative, NaN, infinite or all-zero distribution.
+    """
+    records, file = load_run_records(source)
+    index = {name: d.row_index() for name, d in gold.items()}
+    gold_ids = {i for d in gold.values() for i in d.ids}
+    rows: dict[str, list[int]] = {n: [] for n in gold}
+    vals: dict[str, list[tuple]] = {n: [] for n in gold}
+    seen: set[str] = set()
+    extra_d: list[str] = []
+    extra_i: list[str] = []
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict) or rec.get("id") in (None, ""):
+            raise DialevalError(f"item {i} is not an object with an 'id'", file=file, field=f"[{i}]")
+        did = str(rec["id"])
+        if did in seen:
+            raise DialevalError("dialogue id met twice", file=file, dialogue=did, field="id")
+        seen.add(did)
+        if did not in gold_ids:
+            extra_d.append(did)
+            continue
+        items = [(None, k, v, k) for k, v in rec.items() if k not in RESERVED]
+        turns = rec.get("turns", [])
+        if not isinstance(turns, list):
+            raise DialevalError("'turns' must be a list", file=file, dialogue=did, field="turns")
+        done: set[int] = set()
+        for j, t in enumerate(turns):
+            if not isinstance(t, dict):
+                raise DialevalError("a turn must be an object", file=file, dialogue=did, field=f"turns[{j}]")
+            pos = t.get("turn")
+            if isinstance(pos, bool) or not isinstance(pos, int) or pos < 0:
+                raise DialevalError(f"'turn' {describe(pos)} is not allowed; allowed are the turn's 0-based "
+                                    "position, an integer >= 0", file=file, dialogue=did, field=f"turns[{j}].turn")
+            if pos in done:
+                raise DialevalError(f"turn {pos} is given twice", file=file, dialogue=did, field=f"turns[{j}]")
+            done.add(pos)
+            items.extend((pos, k, v, f"turns[{j}].{k}") for k, v in t.items() if k not in ("turn", "n"))
+        for pos, name, dist, where in items:
+            if name not in gold:
+                raise DialevalError(f"scale {name!r} is not in the gold; its scales are " + ", ".join(gold),
+                                    file=file, dialogue=did, field=where)
+            g = gold[name]
+            if (pos is None) != (g.turns is None):
+                lvl = "dialogue" if g.turns is None else "turn"
+                raise DialevalError(f"scale {name!r} is a {lvl}-level scale; give it "
+                                    + ("beside 'id'" if lvl == "dialogue" else "inside 'turns'"),
+                                    file=file, dialogue=did, field=where)
+            r = index[name].get((did, pos))
+            if r is None:
+                extra_i.append(f"{did}:{pos}:{name}")
+                continue
+            vals[name].append(read_distribution(dist, g.scale.levels, did, where, file))
+            rows[name].append(r)
+    if not seen:
+        raise DialevalError("the run holds no dialogue", file=file)
+    out_rows, out_probs = {}, {}
+    for n in gold:
+        if rows[n]:
+            arr = np.asarray(vals[n], dtype=float)
+            out_rows[n] = np.asarray(rows[n], dtype=np.int64)
+            out_probs[n] = arr / arr.sum(axis=1, keepdims=True)
+    return TurnRun(out_rows, out_probs, [i for i in seen if i in gold_ids], extra_d, extra_i, file)
+
+
+def run_document(dists: dict[str, Distributions]) -> list[dict]:
+    """Distributions (e.g. a model's predictions) as a run in dialeval's layout, dialogues in first-seen order."""
+    by_id: dict[str, dict] = {}
+    turns: dict[tuple[str, int], dict] = {}
+    for name, d in dists.items():
+        for r, (did, t) in enumerate(d.item_keys()):
+            entry = by_id.setdefault(did, {"id": did})
+            dist = {lv: float(v) for lv, v in zip(d.scale.levels, d.probs[r].tolist(), strict=True)}
+            if t is None:
+                entry[name] = dist
+            else:
+                if (did, t) not in turns:
+                    turns[(did, t)] = {"turn": t}
+                    entry.setdefault("turns", []).append(turns[(did, t)])
+                turns[(did, t)][name] = dist
+    for e in by_id.values():
+        if "turns" in e:
+            e["turns"].sort(key=lambda x: x["turn"])
+    return list(by_id.values())
+

@@ -1,0 +1,380 @@
+"""WOCHAT chat-session logs with turn-level subjective annotations (FORMATS.md §2): read and write XML.
+
+One ``<dialogue id="IRIS00042">`` per session: ``<system_name>``/``<user_name>`` (human-machine) or
+``<user1_name>``, ``<user2_name>``, ... (human-human), ``<timestamp>``, then ``<turn id="1">`` with
+``<speaker>``, ``<utterance>`` and one ``<annotator id="...">`` per annotator holding empty tags: exactly one
+of ``<VALID/>``, ``<ACCEPTABLE/>``, ``<INVALID/>`` (ordinal, in that order) and optionally ``<POSITIVE/>``,
+``<NEGATIVE/>``, ``<OFFENSIVE/>``, ``<SWEARLANG/>``, ``<ISMACHINE/>``.
+
+Rules checked on reading (each violation is a :class:`~dialeval.DialevalError` naming file, dialogue, turn):
+
+- the dialogue id is a name (starting with a letter) followed by exactly 5 digits, ``00000``-``99999``;
+- ``<speaker>`` is one of the roles declared by the ``*_name`` tags (``SYSTEM``, ``USER``, ``USER1``...);
+- utterances contain no declared name (case-insensitive, whole word): it must read ``SYSTEM_NAME`` etc.
+  (``names="replace"`` replaces instead, ``names="keep"`` lets it be);
+- each annotator gives exactly one of VALID / ACCEPTABLE / INVALID; annotator ids are unique per turn;
+- other tags in a turn (timestamps, context, metadata) and in an annotator are kept in ``meta``.
+
+The guidelines print the tags as ``</VALID>``; that spelling is not well-formed XML, but the reader accepts
+it and records each place in ``corpus.meta["notices"]``. The writer (:mod:`dialeval.io.wochat_writer`) always
+emits ``<VALID/>``.
+
+XML is parsed with :mod:`defusedxml`: entity declarations (a "billion laughs" file), external entities and
+network access are refused, and files over ``max_bytes`` are not read.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import fromstring as safe_fromstring
+
+from dialeval.corpus import Corpus, Dialogue, Scale, Turn
+from dialeval.errors import DialevalError, describe
+from dialeval.io._files import MAX_BYTES, as_path, files_in, read_bounded
+
+VALIDITY = "validity"
+VALIDITY_TAGS = ("VALID", "ACCEPTABLE", "INVALID")
+OPTIONAL_TAGS = ("POSITIVE", "NEGATIVE", "OFFENSIVE", "SWEARLANG", "ISMACHINE")
+BINARY_LEVELS = ("no", "yes")
+NAME_POLICIES = ("error", "replace", "keep")
+ID_PATTERN = re.compile(r"^(?P<name>[^\W\d][\w.-]*?)(?<!\d)(?P<number>\d{5})$")
+ID_RULE = "a chatbot name (or 'human') followed by a 5-digit number 00000-99999, e.g. 'IRIS00042'"
+_NAME_TAG = re.compile(r"^(system|user\d*)_name$")
+_GUIDELINE_TAG = re.compile(rb"<(/?)\s*(" + b"|".join(t.encode() for t in VALIDITY_TAGS + OPTIONAL_TAGS)
+                            + rb")\s*(/?)>")
+_EDGE_WS = re.compile(r"^\s*\n\s*|\s*\n\s*$")
+DIALOGUE_KEYS = ("timestamp", "source_id")
+
+
+def validity_scale() -> Scale:
+    """VALID > ACCEPTABLE > INVALID, an ordinal turn scale."""
+    return Scale(VALIDITY, VALIDITY_TAGS, "ordinal", "turn", None,
+                 "WOCHAT: VALID (semantically and pragmatically valid), ACCEPTABLE (pragmatically acceptable), "
+                 "INVALID (definitely invalid)")
+
+
+def binary_scale(tag: str) -> Scale:
+    """The per-annotator yes/no scale of an optional WOCHAT tag (``POSITIVE`` -> scale ``positive``)."""
+    return Scale(tag.lower(), BINARY_LEVELS, "nominal", "turn", None, f"WOCHAT optional tag <{tag}/>: given or not")
+
+
+def role_of(sender: str) -> str:
+    """The WOCHAT speaker role of a corpus sender (``system`` -> ``SYSTEM``)."""
+    return sender.upper()
+
+
+def name_pattern(name: str) -> re.Pattern:
+    """Whole-word, case-insensitive occurrences of a declared speaker name."""
+    return re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)", re.IGNORECASE)
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+def fix_guideline_tags(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
+    """Rewrite the guidelines' ``</VALID>`` spelling (an end tag with no start) as ``<VALID/>``.
+
+    A ``</VALID>`` that closes an open ``<VALID>`` is left alone. Returns the new bytes and the (line, tag)
+    of every rewrite.
+
+    Examples
+    --------
+    >>> fix_guideline_tags(b"<annotator id='a'>\\n</VALID> </POSITIVE></annotator>")
+    (b"<annotator id='a'>\\n<VALID/> <POSITIVE/></annotator>", [(2, 'VALID'), (2, 'POSITIVE')])
+    """
+    if b"</" not in data or not _GUIDELINE_TAG.search(data):
+        return data, []
+    out, fixes, stack = [], [], []
+    last, line, line_pos = 0, 1, 0
+    for m in _GUIDELINE_TAG.finditer(data):
+        closing, tag, selfclose = m.group(1), m.group(2), m.group(3)
+        if not closing:
+            if not selfclose:
+                stack.append(tag)
+            continue
+        if not selfclose and stack and stack[-1] == tag:
+            stack.pop()
+            continue
+        line += data.count(b"\n", line_pos, m.start())
+        line_pos = m.start()
+        out.append(data[last:m.start()])
+        out.append(b"<" + tag + b"/>")
+        last = m.end()
+        fixes.append((line, tag.decode()))
+    out.append(data[last:])
+    return b"".join(out), fixes
+
+
+def parse_xml(data: bytes, file: str | None) -> ET.Element:
+    """Parse XML safely: no entity declarations, no external entities, no network."""
+    try:
+        return safe_fromstring(data)
+    except DefusedXmlException as e:
+        raise DialevalError(f"refused unsafe XML ({type(e).__name__}: {e}); entity declarations, external "
+                            "entities and DTD tricks such as 'billion laughs' are not allowed", file=file) from None
+    except ET.ParseError as e:
+        line, col = getattr(e, "position", (0, 0))
+        raise DialevalError(f"not well-formed XML at line {line}, column {col + 1}: {e}", file=file) from None
+
+
+@dataclass
+class _ReadState:
+    file: str
+    names: str
+    notices: list[str]
+    used_optional: set[str] = field(default_factory=set)
+
+
+def read_wochat(source: str | Path, *, names: str = "error", max_bytes: int = MAX_BYTES) -> Corpus:
+    """Read WOCHAT XML (a file with one ``<dialogue>`` or a root holding several, or a folder of ``*.xml``).
+
+    Parameters
+    ----------
+    source : path
+    names : {'error', 'replace', 'keep'}, default 'error'
+        What to do with a declared speaker name found in an utterance (the guidelines require its tag,
+        e.g. ``SYSTEM_NAME``): raise, replace it by the tag (noted in ``meta["notices"]``), or keep it.
+    max_bytes : int
+        Size limit of one file (checked before parsing).
+
+    Returns
+    -------
+    Corpus
+        ``format="wochat"``; scale ``validity`` (VALID, ACCEPTABLE, INVALID; ordinal, turn level) and one
+        yes/no scale per optional tag used anywhere in the corpus (an annotator who does not give the tag
+        counts as "no"). Senders are the roles in lower case (``system``, ``user``, ``user1``...).
+        ``dialogue.meta`` keeps ``names`` (role -> declared name), ``timestamp``, ``source_id`` and other
+        tags; ``turn.meta`` keeps the turn ``id`` and any extra tags; ``corpus.meta["notices"]`` lists
+        where the reader accepted ``</VALID>`` or replaced a name.
+
+    Raises
+    ------
+    DialevalError
+        Unsafe or malformed XML, or any rule of the module docstring broken; the message names the file,
+        the dialogue id and the turn.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "d.xml"
+    >>> _ = p.write_text('''<dialogue id="IRIS00001"><system_name>IRIS</system_name><user_name>Ann</user_name>
+    ...   <turn id="1"><speaker>USER</speaker><utterance>hi SYSTEM_NAME</utterance></turn>
+    ...   <turn id="2"><speaker>SYSTEM</speaker><utterance>hello</utterance>
+    ...     <annotator id="a1"></VALID></annotator><annotator id="a2"><INVALID/></annotator></turn>
+    ... </dialogue>''')
+    >>> c = read_wochat(p)
+    >>> c.dialogues[0].turns[1].labels, c.dialogues[0].turns[1].annotators
+    ({'validity': ['VALID', 'INVALID']}, ['a1', 'a2'])
+    >>> c.meta["notices"][0].endswith("read </VALID> as <VALID/> (the guidelines' spelling)")
+    True
+    """
+    if names not in NAME_POLICIES:
+        raise DialevalError(f"names policy {describe(names)} is not allowed; allowed are " + ", ".join(NAME_POLICIES))
+    path = as_path(source, "WOCHAT XML")
+    files = files_in(path, ["*.xml"], "WOCHAT XML files") if path.is_dir() else [path]
+    notices: list[str] = []
+    dialogues: list[Dialogue] = []
+    seen: dict[str, str] = {}
+    used: set[str] = set()
+    for f in files:
+        st = _ReadState(str(f), names, notices)
+        data, fixes = fix_guideline_tags(read_bounded(f, max_bytes))
+        notices.extend(f"{f}:{line}: read </{tag}> as <{tag}/> (the guidelines' spelling)" for line, tag in fixes)
+        root = parse_xml(data, str(f))
+        elems = [root] if root.tag == "dialogue" else list(root.iter("dialogue"))
+        if not elems:
+            raise DialevalError(f"no <dialogue> element (the root is <{root.tag}>)", file=str(f))
+        for el in elems:
+            dlg = _read_dialogue(el, st)
+            if dlg.id in seen:
+                raise DialevalError(f"dialogue id met twice (also in {seen[dlg.id]})", file=str(f), dialogue=dlg.id)
+            seen[dlg.id] = str(f)
+            dialogues.append(dlg)
+        used |= st.used_optional
+    scales = {VALIDITY: validity_scale()}
+    for tag in OPTIONAL_TAGS:
+        if tag in used:
+            scales[tag.lower()] = binary_scale(tag)
+    _fill_binary(dialogues, [t for t in OPTIONAL_TAGS if t in used])
+    return Corpus(dialogues, scales, "wochat", str(path), meta={"notices": notices})
+
+
+def _fill_binary(dialogues: list[Dialogue], tags: list[str]) -> None:
+    """Turn each annotated turn's per-annotator optional tags into yes/no labels."""
+    for d in dialogues:
+        for t in d.turns:
+            given = t.meta.pop("_optional", None)
+            if given is None:
+                continue
+            for tag in tags:
+                t.labels[tag.lower()] = ["yes" if tag in g else "no" for g in given]
+
+
+def _text(el: ET.Element) -> str:
+    return _EDGE_WS.sub("", el.text or "")
+
+
+def _as_tag(el: ET.Element) -> dict:
+    """An extra element kept as data: tag, attributes, text and (if nested) its XML."""
+    out: dict = {"tag": el.tag, "attrib": dict(el.attrib), "text": (el.text or "").strip()}
+    if len(el):
+        out["xml"] = ET.tostring(el, encoding="unicode").strip()
+    return out
+
+
+def _read_dialogue(el: ET.Element, st: _ReadState) -> Dialogue:
+    file = st.file
+    did = el.get("id")
+    if not did:
+        raise DialevalError("<dialogue> has no id attribute", file=file)
+    if not ID_PATTERN.match(did):
+        raise DialevalError(f"dialogue id {did!r} does not follow the WOCHAT pattern: {ID_RULE}", file=file,
+                            dialogue=did, field="id")
+    names: dict[str, str] = {}
+    meta: dict = {}
+    extra: list[dict] = []
+    turn_elems: list[ET.Element] = []
+    for child in el:
+        m = _NAME_TAG.match(child.tag)
+        if m:
+            role = m.group(1).upper()
+            if role in names:
+                raise DialevalError(f"<{child.tag}> is declared twice", file=file, dialogue=did, field=child.tag)
+            names[role] = (child.text or "").strip()
+        elif child.tag == "turn":
+            turn_elems.append(child)
+        elif child.tag in DIALOGUE_KEYS and not len(child):
+            meta[child.tag] = (child.text or "").strip()
+        else:
+            extra.append(_as_tag(child))
+    if not turn_elems:
+        raise DialevalError("the dialogue has no <turn>", file=file, dialogue=did)
+    patterns = {role: name_pattern(n) for role, n in names.items() if n}
+    turns, prev_id = [], None
+    for te in turn_elems:
+        turn = _read_turn(te, did, names, patterns, st)
+        tid = turn.meta["id"]
+        if prev_id is not None and tid <= prev_id:
+            raise DialevalError(f"turn id {tid} comes after turn id {prev_id}; turn ids must increase",
+                                file=file, dialogue=did, field=f"turn {tid}")
+        prev_id = tid
+        turns.append(turn)
+    meta["names"] = names
+    if extra:
+        meta["tags"] = extra
+    return Dialogue(did, turns, meta=meta)
+
+
+def _read_turn(te: ET.Element, did: str, names: dict[str, str], patterns: dict[str, re.Pattern],
+               st: _ReadState) -> Turn:
+    file = st.file
+    raw_id = te.get("id")
+    if raw_id is None or not raw_id.strip().isdigit():
+        raise DialevalError(f"turn id {describe(raw_id)} is not allowed; a turn needs id=\"N\", N = 0, 1, 2, ...",
+                            file=file, dialogue=did, field="turn")
+    tid = int(raw_id)
+    where = f"turn {tid}"
+    speaker = utterance = None
+    annotators: list[ET.Element] = []
+    extra: list[dict] = []
+    for child in te:
+        if child.tag == "speaker":
+            if speaker is not None:
+                raise DialevalError("two <speaker> tags", file=file, dialogue=did, field=where)
+            speaker = (child.text or "").strip()
+        elif child.tag == "utterance":
+            if utterance is not None:
+                raise DialevalError("two <utterance> tags", file=file, dialogue=did, field=where)
+            utterance = _text(child)
+        elif child.tag == "annotator":
+            annotators.append(child)
+        else:
+            extra.append(_as_tag(child))
+    if speaker is None:
+        raise DialevalError("the turn has no <speaker>", file=file, dialogue=did, field=where)
+    if utterance is None:
+        raise DialevalError("the turn has no <utterance>", file=file, dialogue=did, field=where)
+    if speaker not in names:
+        declared = ", ".join(names) or "(none: add <system_name>/<user_name> or <user1_name>, <user2_name>...)"
+        raise DialevalError(f"speaker {speaker!r} is not declared; declared roles are {declared}", file=file,
+                            dialogue=did, field=f"{where}.speaker")
+    utterance = _check_names(utterance, names, patterns, did, where, st)
+    turn = Turn(speaker.lower(), [utterance], meta={"id": tid})
+    if extra:
+        turn.meta["tags"] = extra
+    if annotators:
+        _read_annotators(annotators, turn, did, where, st)
+    return turn
+
+
+def _check_names(text: str, names: dict[str, str], patterns: dict[str, re.Pattern], did: str, where: str,
+                 st: _ReadState) -> str:
+    if st.names == "keep":
+        return text
+    for role, pat in patterns.items():
+        m = pat.search(text)
+        if m is None:
+            continue
+        tag = f"{role.lower()}_name"
+        if st.names == "error":
+            raise DialevalError(f"the utterance contains the {role} name {m.group(0)!r} declared in <{tag}>; "
+                                f"WOCHAT utterances must read {role}_NAME instead (names='replace' replaces it)",
+                                file=st.file, dialogue=did, field=f"{where}.utterance")
+        text, n = pat.subn(f"{role}_NAME", text)
+        st.notices.append(f"{st.file}: dialogue {did}: {where}: replaced {n} occurrence(s) of the {role} name "
+                          f"by {role}_NAME")
+    return text
+
+
+def _read_annotators(elems: list[ET.Element], turn: Turn, did: str, where: str, st: _ReadState) -> None:
+    file = st.file
+    labels: list[str | None] = []
+    ids: list[str] = []
+    optional: list[set[str]] = []
+    extras: list[list[dict]] = []
+    for el in elems:
+        aid = el.get("id")
+        if not aid:
+            raise DialevalError("an <annotator> has no id attribute", file=file, dialogue=did, field=where)
+        if aid in ids:
+            raise DialevalError(f"annotator {aid!r} appears twice in this turn", file=file, dialogue=did,
+                                field=where)
+        given: list[str] = []
+        opt: set[str] = set()
+        extra: list[dict] = []
+        for child in el:
+            if child.tag in VALIDITY_TAGS or child.tag in OPTIONAL_TAGS:
+                if (child.text or "").strip() or len(child):
+                    raise DialevalError(f"annotator {aid!r}: <{child.tag}> must be an empty tag, <{child.tag}/>",
+                                        file=file, dialogue=did, field=where)
+                if child.tag in VALIDITY_TAGS:
+                    given.append(child.tag)
+                elif child.tag in opt:
+                    raise DialevalError(f"annotator {aid!r} gives <{child.tag}/> twice", file=file,
+                                        dialogue=did, field=where)
+                else:
+                    opt.add(child.tag)
+            else:
+                extra.append(_as_tag(child))
+        allowed = ", ".join(f"<{t}/>" for t in VALIDITY_TAGS)
+        if not given:
+            raise DialevalError(f"annotator {aid!r} gives none of {allowed}; exactly one is required", file=file,
+                                dialogue=did, field=where)
+        if len(given) > 1:
+            raise DialevalError(f"annotator {aid!r} gives " + " and ".join(f"<{t}/>" for t in given)
+                                + f"; exactly one of {allowed} is allowed", file=file, dialogue=did, field=where)
+        labels.append(given[0])
+        ids.append(aid)
+        optional.append(opt)
+        extras.append(extra)
+        st.used_optional |= opt
+    turn.labels[VALIDITY] = labels
+    turn.annotators = ids
+    turn.meta["_optional"] = optional
+    if any(extras):
+        turn.meta["annotator_tags"] = extras

@@ -1,0 +1,332 @@
+"""Writing WOCHAT XML (FORMATS.md §2): ``<VALID/>`` always, declared names replaced, ids fitted to the pattern.
+
+A corpus of another format is written with its known label map (DBDC's O, T, X -> VALID, ACCEPTABLE,
+INVALID, in that order) or one given; labels WOCHAT cannot hold are refused unless dropped on purpose; every
+mapping, rename and drop is in the returned :class:`WriteReport` and in a comment at the top of each file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from defusedxml.ElementTree import fromstring as safe_fromstring
+
+from dialeval.corpus import Corpus, Dialogue
+from dialeval.errors import DialevalError, describe
+from dialeval.io.wochat import (
+    BINARY_LEVELS,
+    DIALOGUE_KEYS,
+    ID_PATTERN,
+    ID_RULE,
+    OPTIONAL_TAGS,
+    VALIDITY,
+    VALIDITY_TAGS,
+    name_pattern,
+    role_of,
+)
+
+ID_POLICIES = ("renumber", "strict")
+_SPEAKER = re.compile(r"^(SYSTEM|USER\d*)$")
+_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+
+@dataclass
+class WriteReport:
+    """What a writer did that the reader of its output should know (printed by ``dialeval corpus convert``)."""
+
+    dialogues: int = 0
+    turns: int = 0
+    labels: int = 0
+    mapping: dict[str, str] = field(default_factory=dict)
+    mapped_scale: str | None = None
+    renamed_ids: dict[str, str] = field(default_factory=dict)
+    replaced_names: int = 0
+    dropped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"wrote {self.dialogues} dialogue(s), {self.turns} turn(s), {self.labels} label(s) to "
+               + (self.files[0] if len(self.files) == 1 else f"{len(self.files)} files")]
+        if self.mapping:
+            what = "senders mapped: " if self.mapped_scale == "senders" else \
+                f"labels of scale {self.mapped_scale!r} mapped in order: "
+            out.append(what + ", ".join(f"{k} -> {v}" for k, v in self.mapping.items()))
+        if self.renamed_ids:
+            ex = ", ".join(f"{a} -> {b}" for a, b in list(self.renamed_ids.items())[:3])
+            out.append(f"{len(self.renamed_ids)} dialogue id(s) renamed to fit the WOCHAT pattern ({ID_RULE}); "
+                       f"the original id is kept in <source_id>: {ex}" + (", ..." if len(self.renamed_ids) > 3 else ""))
+        if self.replaced_names:
+            out.append(f"{self.replaced_names} occurrence(s) of declared speaker names replaced by their tag "
+                       "(SYSTEM_NAME, USER_NAME...) as the guidelines require")
+        if self.dropped:
+            out.append("dropped (not representable): " + "; ".join(self.dropped))
+        return out + self.notes
+
+
+def known_maps() -> dict[str, dict[str, str]]:
+    """Label maps applied without being asked: WOCHAT's own scale, and DBDC's O, T, X in that order."""
+    from dialeval.io import dbdc
+    return {VALIDITY: {t: t for t in VALIDITY_TAGS},
+            dbdc.BREAKDOWN: dict(zip(dbdc.BREAKDOWN_LEVELS, VALIDITY_TAGS, strict=True))}
+
+
+def _validity_map(corpus: Corpus, scale: str | None, label_map: dict[str, str] | None) -> tuple[str, dict] | None:
+    """The turn scale written as VALID/ACCEPTABLE/INVALID and its label map, or None if there is none."""
+    known = known_maps()
+    if scale is None and label_map is None:
+        cands = [n for n in known if n in corpus.scales and _has_labels(corpus, n)]
+        if len(cands) > 1:
+            raise DialevalError("several turn scales could be written as VALID/ACCEPTABLE/INVALID: "
+                                + ", ".join(cands) + "; choose one with scale=")
+        return (cands[0], known[cands[0]]) if cands else None
+    if scale is None:
+        cands = [s.name for s in corpus.scales.values() if s.level == "turn" and set(s.levels) == set(label_map)]
+        if len(cands) != 1:
+            raise DialevalError("give scale= with label_map=: " + (f"{len(cands)} turn scales have the levels "
+                                f"{', '.join(label_map)}" if cands else "no turn scale has the levels "
+                                + ", ".join(label_map)))
+        scale = cands[0]
+    if scale not in corpus.scales or corpus.scales[scale].level != "turn":
+        raise DialevalError(f"scale {scale!r} is not a turn scale of the corpus; its turn scales are "
+                            + ", ".join(s.name for s in corpus.scales_at("turn")))
+    s = corpus.scales[scale]
+    mapping = label_map if label_map is not None else known.get(scale)
+    if mapping is None:
+        raise DialevalError(f"no known mapping from scale {scale!r} ({', '.join(s.levels)}) to VALID, ACCEPTABLE, "
+                            "INVALID; give one with label_map= (--map), e.g. "
+                            + ",".join(f"{lv}={t}" for lv, t in zip(s.levels, VALIDITY_TAGS * 2, strict=False)))
+    missing = [lv for lv in s.levels if lv not in mapping]
+    bad = {k: v for k, v in mapping.items() if v not in VALIDITY_TAGS or k not in s.levels}
+    if missing or bad:
+        raise DialevalError(f"label map {describe(mapping)} must send every level of {scale!r} ("
+                            + ", ".join(s.levels) + ") to one of " + ", ".join(VALIDITY_TAGS))
+    return scale, {lv: mapping[lv] for lv in s.levels}
+
+
+def _has_labels(corpus: Corpus, name: str) -> bool:
+    s = corpus.scales[name]
+    if s.level == "dialogue":
+        return any(any(v is not None for v in d.labels.get(name, ())) for d in corpus)
+    return any(any(v is not None for v in t.labels.get(name, ())) for d in corpus for t in d.turns)
+
+
+def _plan_scales(corpus: Corpus, scale: str | None, label_map: dict[str, str] | None, drop_labels: bool,
+                 report: WriteReport) -> tuple[tuple[str, dict] | None, list[str]]:
+    src = _validity_map(corpus, scale, label_map)
+    binary = [t for t in OPTIONAL_TAGS if corpus.scales.get(t.lower()) is not None
+              and corpus.scales[t.lower()].levels == BINARY_LEVELS]
+    kept = {src[0]} if src else set()
+    kept |= {t.lower() for t in binary}
+    other = [n for n in corpus.scales if n not in kept and _has_labels(corpus, n)]
+    if other:
+        if not drop_labels:
+            raise DialevalError("cannot write as WOCHAT XML, which holds per-turn VALID/ACCEPTABLE/INVALID and "
+                                "the optional yes/no tags only: the corpus has labels on " + ", ".join(other)
+                                + "; pass drop_labels=True (--drop-labels) to write it without them",
+                                file=corpus.source)
+        report.dropped.append("labels of scale(s) " + ", ".join(other))
+    if src is not None:
+        report.mapped_scale, report.mapping = src
+    return src, binary
+
+
+def _wochat_id(did: str, used: set[str], ids: str, file: str | None) -> str:
+    if ID_PATTERN.match(did):
+        return did
+    if ids == "strict":
+        raise DialevalError(f"dialogue id {did!r} does not follow the WOCHAT pattern: {ID_RULE}; "
+                            "ids='renumber' (--ids renumber) renames it and keeps the original in <source_id>",
+                            file=file, dialogue=did)
+    m = re.match(r"^(.*?)(\d+)$", did)
+    stem = re.sub(r"[^\w.-]", "_", m.group(1) if m else did) or "dialogue"
+    if not stem[0].isalpha():
+        stem = "d" + stem
+    number = int(m.group(2)) if m else 0
+    if m and number < 100000 and f"{stem}{number:05d}" not in used:
+        return f"{stem}{number:05d}"
+    for n in range(100000):
+        cand = f"{stem}{n:05d}"
+        if cand not in used:
+            return cand
+    raise DialevalError(f"no free 5-digit number left for the id stem {stem!r}", file=file, dialogue=did)
+
+
+def _names_of(d: Dialogue, roles: list[str]) -> dict[str, str]:
+    """Declared names: those a WOCHAT source declared; other roles get an empty name tag.
+
+    No name is invented (say, "TickTock" from a DBDC folder name): the guidelines would then require
+    rewriting every occurrence in the utterances, and the conversion would lose the users' words.
+    """
+    names = dict(d.meta.get("names") or {})
+    for r in roles:
+        names.setdefault(r, "")
+    return names
+
+
+def _role_order(role: str) -> tuple:
+    return (0, 0) if role == "SYSTEM" else (1, int(role[4:] or 0))
+
+
+def _add_tags(parent: ET.Element, tags: list[dict]) -> None:
+    for t in tags:
+        if "xml" in t:
+            parent.append(safe_fromstring(t["xml"]))
+        else:
+            ET.SubElement(parent, t["tag"], t.get("attrib", {})).text = t.get("text") or None
+
+
+def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binary: list[str], report: WriteReport,
+                      file: str | None) -> ET.Element:
+    roles = sorted({role_of(t.sender) for t in d.turns} | set(d.meta.get("names") or {}), key=_role_order)
+    for r in roles:
+        if not _SPEAKER.match(r):
+            raise DialevalError(f"sender {r.lower()!r} has no WOCHAT speaker role; allowed are system, user, "
+                                "user1, user2, ...", file=file, dialogue=d.id)
+    names = _names_of(d, roles)
+    el = ET.Element("dialogue", {"id": wid})
+    for r in roles:
+        ET.SubElement(el, f"{r.lower()}_name").text = names[r] or None
+    for key in DIALOGUE_KEYS:
+        if d.meta.get(key):
+            ET.SubElement(el, key).text = str(d.meta[key])
+    if wid != d.id:
+        ET.SubElement(el, "source_id").text = d.id
+    _add_tags(el, d.meta.get("tags", []))
+    patterns = {r: name_pattern(n) for r, n in names.items() if n}
+    src_name, mapping = src if src else (None, {})
+    for pos, t in enumerate(d.turns):
+        te = ET.SubElement(el, "turn", {"id": str(t.meta.get("id", pos + 1))})
+        ET.SubElement(te, "speaker").text = role_of(t.sender)
+        text = "\n".join(t.utterances)
+        for r, pat in patterns.items():
+            text, n = pat.subn(f"{r}_NAME", text)
+            report.replaced_names += n
+        if _CTRL.search(text):
+            raise DialevalError("the utterance holds a control character that XML 1.0 cannot carry", file=file,
+                                dialogue=d.id, field=f"turns[{pos}]")
+        ET.SubElement(te, "utterance").text = text
+        _add_tags(te, t.meta.get("tags", []))
+        report.turns += 1
+        if src_name is None or src_name not in t.labels:
+            continue
+        labs = t.labels[src_name]
+        ids = t.annotators or [str(a + 1) for a in range(len(labs))]
+        ann_tags = t.meta.get("annotator_tags") or [[] for _ in labs]
+        for a, (aid, lab) in enumerate(zip(ids, labs, strict=True)):
+            if lab is None:
+                continue
+            ae = ET.SubElement(te, "annotator", {"id": str(aid)})
+            ET.SubElement(ae, mapping[lab])
+            for tag in binary:
+                if (t.labels.get(tag.lower()) or [None] * len(labs))[a] == "yes":
+                    ET.SubElement(ae, tag)
+            _add_tags(ae, ann_tags[a] if a < len(ann_tags) else [])
+            report.labels += 1
+    return el
+
+
+def _serialise(el: ET.Element, comment: str) -> bytes:
+    ET.indent(el, space="  ")
+    body = ET.tostring(el, encoding="unicode", short_empty_elements=True).replace(" />", "/>")
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n<!-- {comment} -->\n{body}\n'.encode()
+
+
+def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None = None,
+                 label_map: dict[str, str] | None = None, ids: str = "renumber",
+                 drop_labels: bool = False) -> WriteReport:
+    """Write a corpus as WOCHAT XML: one file (``*.xml``) or a new folder with one file per dialogue.
+
+    Parameters
+    ----------
+    corpus : Corpus
+    path : path
+        Ending in ``.xml``: one file (root ``<dialogue>`` for one dialogue, ``<dialogues>`` for several).
+        Otherwise a folder (created; it must not exist or be empty) with ``<id>.xml`` per dialogue.
+    scale : str, optional
+        The turn scale written as VALID/ACCEPTABLE/INVALID. Without it (and without ``label_map``) the
+        known one is used: ``validity`` as is, or DBDC's ``breakdown`` with O, T, X -> VALID, ACCEPTABLE,
+        INVALID in that order (:func:`known_maps`).
+    label_map : dict, optional
+        Level -> VALID/ACCEPTABLE/INVALID for any other turn scale, e.g. ConTurE's
+        ``{"2": "VALID", "1": "ACCEPTABLE", "0": "INVALID"}``; never guessed from the order of levels.
+    ids : {'renumber', 'strict'}, default 'renumber'
+        A dialogue id that does not fit the WOCHAT pattern is renamed (its trailing number padded to 5
+        digits, ``tt_001`` -> ``tt_00001``; the original kept in ``<source_id>``), or refused.
+    drop_labels : bool, default False
+        Labels WOCHAT cannot hold (dialogue-level ratings, other scales) are an error unless True.
+
+    Returns
+    -------
+    WriteReport
+        Counts, the label mapping, renamed ids, replaced names and what was dropped (``.lines()``).
+
+    Raises
+    ------
+    DialevalError
+        Unrepresentable labels without ``drop_labels``, a sender with no WOCHAT role, an id off the pattern
+        with ``ids='strict'``, a non-empty output folder.
+    """
+    if ids not in ID_POLICIES:
+        raise DialevalError(f"ids policy {describe(ids)} is not allowed; allowed are " + ", ".join(ID_POLICIES))
+    report = WriteReport()
+    src, binary = _plan_scales(corpus, scale, label_map, drop_labels, report)
+    from dialeval import __version__
+    what = f"written by dialeval {__version__} from {corpus.format} corpus {corpus.source or ''}".rstrip()
+    if report.mapping:
+        what += "; labels: " + ", ".join(f"{report.mapped_scale} {k} -> {v}" for k, v in report.mapping.items())
+    what = what.replace("--", "- -")
+    used: set[str] = set()
+    elems = []
+    for d in corpus.dialogues:
+        wid = _wochat_id(d.id, used, ids, corpus.source)
+        if wid in used:
+            raise DialevalError("dialogue id met twice", file=corpus.source, dialogue=d.id)
+        used.add(wid)
+        if wid != d.id:
+            report.renamed_ids[d.id] = wid
+        elems.append((wid, _dialogue_element(d, wid, src, binary, report, corpus.source)))
+        report.dialogues += 1
+    out = Path(path)
+    if out.suffix.lower() == ".xml":
+        if len(elems) == 1:
+            root = elems[0][1]
+        else:
+            root = ET.Element("dialogues")
+            root.extend(e for _, e in elems)
+        _atomic_write(out, _serialise(root, what))
+        report.files = [str(out)]
+    else:
+        report.files = _write_folder(out, [(f"{wid}.xml", _serialise(e, what)) for wid, e in elems])
+    return report
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _write_folder(folder: Path, files: list[tuple[str, bytes]]) -> list[str]:
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise DialevalError("the output folder exists and is not empty; give a new folder or a path ending "
+                            "in .xml", file=str(folder))
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        for name, data in files:
+            (tmp / name).write_bytes(data)
+        if folder.exists():
+            folder.rmdir()
+        os.replace(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return [str(folder / name) for name, _ in files]
