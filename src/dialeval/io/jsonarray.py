@@ -62,7 +62,11 @@ def load_records(source: Source, *, what: str = "file") -> list:
 
 
 def _load_small(path: Path) -> list:
-    data = path.read_bytes()
+    return parse_bytes(path.read_bytes(), file=str(path))
+
+
+def parse_bytes(data: bytes, *, file: str | None = None) -> list:
+    """The elements of a JSON array given as bytes (e.g. an uploaded file named ``file``)."""
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as e:
@@ -70,11 +74,11 @@ def _load_small(path: Path) -> list:
             data.decode("utf-8")
         except UnicodeDecodeError as u:
             raise DialevalError(f"not UTF-8 text (byte {u.start}); JSON files must be UTF-8",
-                                file=str(path)) from None
-        raise DialevalError(f"not valid JSON: {e}", file=str(path)) from None
+                                file=file) from None
+        raise DialevalError(f"not valid JSON: {e}", file=file) from None
     if not isinstance(obj, list):
         raise DialevalError(f"the top level is a JSON {type(obj).__name__}; expected an array of "
-                            "dialogues", file=str(path))
+                            "dialogues", file=file)
     return obj
 
 
