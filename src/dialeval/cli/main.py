@@ -24,6 +24,7 @@ app = typer.Typer(
 COMMAND_MODULES: tuple[str, ...] = (
     "evaluate",
     "demo",
+    "serve", "admin", "client",
 )
 
 for _name in COMMAND_MODULES:

@@ -8,10 +8,10 @@ from sqlalchemy import create_engine
 from dialeval.service.db import Base
 
 target_metadata = Base.metadata
-config = context.config
 
 
 def run() -> None:
+    config = context.config
     connection = config.attributes.get("connection")
     if connection is None:  # `alembic` command line: -x url=...
         url = context.get_x_argument(as_dictionary=True).get("url") or config.get_main_option("sqlalchemy.url")
@@ -24,6 +24,7 @@ def run() -> None:
         context.run_migrations()
 
 
-if context.is_offline_mode():
-    raise SystemExit("offline (--sql) migrations are not supported; run against a database")
-run()
+if hasattr(context, "config"):  # run by Alembic (importing this file elsewhere, e.g. for doctests, does nothing)
+    if context.is_offline_mode():
+        raise SystemExit("offline (--sql) migrations are not supported; run against a database")
+    run()
