@@ -1,4 +1,7 @@
-"""Quotas hold under concurrency: 20 simultaneous uploads by one team with 3 left accept exactly 3 (SQLite and PostgreSQL)."""
+"""Quotas hold under concurrency: 20 simultaneous uploads by one team with 3 left accept exactly 3.
+
+On SQLite and on PostgreSQL, through a real server (uvicorn) and real HTTP clients.
+"""
 
 from __future__ import annotations
 

@@ -48,11 +48,11 @@ def request(method: str, server: str, path: str, *, token: str | None = None, **
 def _scores_table(title: str, columns: list[dict], rows: list[dict], extra: tuple[str, ...] = ()) -> Table:
     table = Table(title=title, title_justify="left")
     for h in ("rank", "team", *extra):
-        table.add_column(h)
+        table.add_column(h, overflow="fold")
     for c in columns:
-        table.add_column(c["label"], justify="right")
+        table.add_column(c["label"], justify="right", overflow="fold")
     table.add_column("runs", justify="right")
-    table.add_column("last (UTC)")
+    table.add_column("last (UTC)", overflow="fold")
     for r in rows:
         table.add_row(str(r["rank"]), r["team"], *(str(r[k]) for k in extra),
                       *(f"{r['scores'][c['name']]:.4f}" for c in columns), str(r["submissions"]), r["last"][:19])
@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
             print(json.dumps(res, indent=2))
             return
         table = Table(title=f"run {res['id']} on {res['task']}: scores on the {res['scored_on']['half']} half "
-                      f"({res['scored_on']['dialogues']} dialogues; lower is better)", title_justify="left")
+                      f"({res['scored_on']['dialogues']} dialogues)", title_justify="left")
         table.add_column("column")
         table.add_column("mean", justify="right")
         for col, v in res["scores"].items():
@@ -99,7 +99,8 @@ def register(app: typer.Typer) -> None:
         t = res["task"]
         half = (f"final scores on all {t['dialogues']} dialogues" if res["final"]
                 else f"public half: {t['public_dialogues']} of {t['dialogues']} dialogues")
-        out.print(_scores_table(f"{t['name']} ({t['subtask']}), {half}; sorted by {res['by']}, lower is better",
+        by = next(c for c in res["columns"] if c["name"] == res["by"])
+        out.print(_scores_table(f"{t['name']} ({t['subtask']}), {half}; sorted by {by['label']} ({by['direction']})",
                                 res["columns"], res["rows"], ("id",) if per == "run" else ()))
 
     @app.command("register")
