@@ -47,15 +47,18 @@ def request(method: str, server: str, path: str, *, token: str | None = None, **
 
 def _scores_table(title: str, columns: list[dict], rows: list[dict], extra: tuple[str, ...] = ()) -> Table:
     table = Table(title=title, title_justify="left")
-    for h in ("rank", "team", *extra):
-        table.add_column(h, overflow="fold")
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("team", overflow="fold", min_width=6)
+    for h in extra:
+        table.add_column(h, no_wrap=True)
     for c in columns:
-        table.add_column(c["label"], justify="right", overflow="fold")
-    table.add_column("runs", justify="right")
-    table.add_column("last (UTC)", overflow="fold")
+        table.add_column(c["label"], justify="right", no_wrap=True)
+    table.add_column("runs", justify="right", no_wrap=True)
+    table.add_column("last (UTC)", overflow="fold", min_width=10)
     for r in rows:
         table.add_row(str(r["rank"]), r["team"], *(str(r[k]) for k in extra),
-                      *(f"{r['scores'][c['name']]:.4f}" for c in columns), str(r["submissions"]), r["last"][:19])
+                      *(f"{r['scores'][c['name']]:.4f}" for c in columns), str(r["submissions"]),
+                      r["last"][:16].replace("T", " "))
     return table
 
 

@@ -19,6 +19,16 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def _env_bytes() -> int:
+    raw = os.environ.get(MAX_UPLOAD_ENV)
+    if raw is None:
+        return DEFAULT_MAX_UPLOAD_BYTES
+    try:
+        return int(raw)
+    except ValueError:
+        raise DialevalError(f"${MAX_UPLOAD_ENV} is {raw!r}; expected a whole number of bytes") from None
+
+
 def database_url(url: str | None = None) -> str:
     """The database URL: the one given, else ``$DIALEVAL_DATABASE_URL``, else a SQLite file here."""
     return url or os.environ.get(URL_ENV) or DEFAULT_URL
@@ -39,8 +49,7 @@ class Settings:
     """
 
     database_url: str = field(default_factory=database_url)
-    max_upload_bytes: int = field(default_factory=lambda: int(os.environ.get(MAX_UPLOAD_ENV,
-                                                                              DEFAULT_MAX_UPLOAD_BYTES)))
+    max_upload_bytes: int = field(default_factory=_env_bytes)
     clock: Callable[[], datetime] = utcnow
 
     def __post_init__(self) -> None:

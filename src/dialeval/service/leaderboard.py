@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
+from dialeval import __version__
 from dialeval.errors import DialevalError
 from dialeval.measures import get as get_measure
 from dialeval.service.db import Database, Submission, Task, Team
@@ -43,8 +44,9 @@ def leaderboard(db: Database, task_name: str, *, by: str | None = None, per: str
     Returns
     -------
     dict
-        ``{"task": {...}, "final": bool, "by": column, "per": "team"|"run", "columns": [column_info...],
-        "rows": [{"rank", "team", "affiliation", "id", "scores", "submissions", "created_at", "last"}]}``.
+        ``{"task": {...}, "final": bool, "scored_on": {"half", "dialogues", "dialeval_version"},
+        "by": column, "per": "team"|"run", "columns": [column_info...], "rows": [{"rank", "team",
+        "affiliation", "id", "scores", "submissions", "created_at", "last"}]}``.
     """
     task = get_task(db, task_name)
     by = by or task.rank_by
@@ -73,7 +75,9 @@ def leaderboard(db: Database, task_name: str, *, by: str | None = None, per: str
         row["submissions"] = counts[row["team_id"]]
         row["last"] = last[row["team_id"]]
         del row["team_id"]
-    return {"task": task_info(task), "final": final, "by": by, "per": per,
+    scored_on = {"half": "all" if final else "public",
+                  "dialogues": task.n_dialogues if final else len(task.public_ids), "dialeval_version": __version__}
+    return {"task": task_info(task), "final": final, "scored_on": scored_on, "by": by, "per": per,
             "columns": [column_info(c) for c in task.columns], "rows": rows}
 
 
