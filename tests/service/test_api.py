@@ -85,6 +85,18 @@ def test_refusals_401_404_413(service, tmp_path):
         huge = b"[" + b" " * 200_000 + b"]"  # over the limit plus the multipart slack: refused before reading
         r = small.submit(tok, huge)
         assert r.status_code == 413
+
+        def chunked():  # no Content-Length: counted as it streams and cut off past the limit
+            yield (b'--b\r\nContent-Disposition: form-data; name="file"; filename="r.json"\r\n'
+                   b"Content-Type: application/json\r\n\r\n")
+            for _ in range(100):
+                yield b" " * 10_000
+            yield b"\r\n--b--\r\n"
+
+        r = small.client.post("/api/tasks/t1/submissions", content=chunked(),
+                              headers={"Authorization": f"Bearer {tok}",
+                                       "Content-Type": "multipart/form-data; boundary=b"})
+        assert r.status_code == 413 and "1000 bytes" in r.json()["detail"]
         assert small.client.get("/api/me", headers={"Authorization": f"Bearer {tok}"}).json()["submissions"] == []
     finally:
         small.close()

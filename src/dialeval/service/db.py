@@ -223,7 +223,7 @@ def _sqlite_transactions(engine: Engine) -> None:
         cur = dbapi_connection.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA synchronous=FULL")  # a 201 survives a power cut too
         cur.close()
 
     @event.listens_for(engine, "begin")

@@ -16,12 +16,9 @@ MULTIPART_SLACK = 64 * 1024
 """Room for the multipart envelope and the small form fields around the file."""
 
 
-class _BodyTooLarge(Exception):
-    pass
-
-
 def too_large_message(limit: int) -> str:
-    return f"the upload is larger than the limit of {limit} bytes ({limit / 1048576:.1f} MB)"
+    mb = f" ({limit / 1048576:.1f} MB)" if limit >= 1048576 else ""
+    return f"the upload is larger than the limit of {limit} bytes{mb}"
 
 
 class BodyLimit:
@@ -40,29 +37,37 @@ class BodyLimit:
         if length is not None and length.isdigit() and int(length) > self.cap:
             await self._refuse(send)
             return
-        seen = 0
-        started = False
+        seen, too_big, refused = 0, False, False
 
         async def counted_receive():
-            nonlocal seen
+            # Past the limit the app is told the client left: it stops reading, and whatever it
+            # answers is replaced by the 413 below.
+            nonlocal seen, too_big
+            if too_big:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.cap:
-                    raise _BodyTooLarge
+                    too_big = True
+                    return {"type": "http.disconnect"}
             return message
 
-        async def tracked_send(message):
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+        async def guarded_send(message):
+            nonlocal refused
+            if not too_big:
+                await send(message)
+            elif message["type"] == "http.response.start" and not refused:
+                refused = True
+                await self._refuse(send)
 
         try:
-            await self.app(scope, counted_receive, tracked_send)
-        except _BodyTooLarge:
-            if not started:
-                await self._refuse(send)
+            await self.app(scope, counted_receive, guarded_send)
+        except Exception:
+            if not too_big:
+                raise
+        if too_big and not refused:
+            await self._refuse(send)
 
     async def _refuse(self, send) -> None:
         body = json.dumps({"detail": too_large_message(self.max_bytes)}).encode()
