@@ -79,7 +79,8 @@ def test_admin_create_submit_close_export(db_url, files, tmp_path, capsys):
     topics = (out / "topics.txt").read_text().split("\n")[:-1]
     assert topics == [g["id"] for g in GOLD]
     assert (out / "team-1.json").read_bytes() == run1.read_bytes()
-    manifest = json.loads((out / "export.json").read_text())
+    assert sorted(p.name for p in out.glob("*.json")) == ["team-1.json", "team-2.json"]  # DIR/*.json: runs only
+    manifest = json.loads((out / "export.manifest").read_text())
     cols = manifest["columns"]
     assert sorted(p.name for p in out.glob("*.matrix")) == sorted(f"{c}.matrix" for c in cols)
     for c in cols:

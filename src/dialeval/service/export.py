@@ -7,7 +7,8 @@ Layout of ``DIR`` (the convention ``dialeval compare`` reads too):
 - ``<column>.matrix`` per score column (``quality.nmd.A.matrix``...): one line per dialogue, the runs'
   scores separated by single spaces (Discpower's format);
 - ``<run>.json``: the submitted run file, byte for byte, so ``dialeval compare DIR/*.json --gold GOLD`` works;
-- ``export.json``: what the files hold (task, gold hash, columns, scorer settings, dialeval version).
+- ``export.manifest``: what the files hold, as JSON (task, gold hash, runs, columns, scorer settings,
+  dialeval version); not named ``*.json``, so that ``DIR/*.json`` are the runs only.
 
 Every per-dialogue score is computed by :func:`dialeval.scoring.score` on 100% of the test set.
 """
@@ -50,7 +51,7 @@ def _write_text(path: Path, text: str) -> None:
 def export_matrix(db: Database, task_name: str, out: str | os.PathLike, now: datetime) -> dict:
     """Write every stored run of a task, scored per dialogue on the full test set, under ``out``.
 
-    Returns the manifest written to ``out/export.json``. Files are written atomically one by one;
+    Returns the manifest written to ``out/export.manifest``. Files are written atomically one by one;
     ``out`` is created if needed and must not hold an earlier export's ``runs.txt``.
     """
     task = get_task(db, task_name)
@@ -87,6 +88,6 @@ def export_matrix(db: Database, task_name: str, out: str | os.PathLike, now: dat
                          for n, (sub, team) in zip(names, subs, strict=True)],
                 "columns": task.columns, "rows": "topics.txt", "matrix_columns": "runs.txt",
                 "settings": dict(subs[0][0].settings) if subs else {}, "exported_at": now.isoformat()}
-    dump_json(manifest, out / "export.json")
+    dump_json(manifest, out / "export.manifest")
     _write_text(out / "runs.txt", "".join(f"{n}\n" for n in names))  # last: marks a complete export
     return manifest
