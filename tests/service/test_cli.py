@@ -115,6 +115,9 @@ def test_admin_errors_are_one_line(sqlite_url, tmp_path, capsys):
     assert "not supported" in capsys.readouterr().err
     assert cli(["serve", "--database-url", "sqlite://"]) == 2
     assert "in-memory" in capsys.readouterr().err
+    assert cli(["serve", "--database-url", "postgresql://nobody@127.0.0.1:9/none"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot open the database") and err.count("\n") == 1
     assert cli(["admin", "create-task", "x", "--subtask", "quality", "--gold", str(bad), "--deadline",
                 "2026-01-01T00:00", "--database-url", sqlite_url]) == 2
     assert "no time zone" in capsys.readouterr().err

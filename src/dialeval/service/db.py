@@ -31,7 +31,7 @@ from sqlalchemy import (
     event,
 )
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from dialeval.errors import DialevalError
@@ -183,7 +183,12 @@ class Database:
             self.engine = create_engine(self.url, pool_size=10, max_overflow=40, pool_pre_ping=True)
         if migrate:
             from dialeval.service.migrate import upgrade
-            upgrade(self.engine)
+            try:
+                upgrade(self.engine)
+            except OperationalError as e:
+                self.engine.dispose()
+                reason = " ".join(str(e.orig or e).split())[:300]
+                raise DialevalError(f"cannot open the database {self!r}: {reason}") from None
 
     def __repr__(self) -> str:
         return f"Database({make_url(self.url).render_as_string(hide_password=True)!r})"
