@@ -27,6 +27,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "corpus",
     "gold",
     "correlate",
+    "serve",
+    "admin",
+    "client",
 )
 
 for _name in COMMAND_MODULES:

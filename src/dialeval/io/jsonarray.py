@@ -121,13 +121,18 @@ def parse_json(data: bytes, name: str | None, byte_offset: int = 0, line_offset:
 
 
 def _load_small(path: Path) -> list:
-    data = path.read_bytes().removeprefix(_BOM)
+    return parse_bytes(path.read_bytes(), file=str(path))
+
+
+def parse_bytes(data: bytes, *, file: str | None = None) -> list:
+    """The elements of a JSON array given as bytes (a file read whole, an uploaded run named ``file``)."""
+    data = data.removeprefix(_BOM)
     if not data.strip(_WS):
-        raise DialevalError("the file is empty; expected an array of dialogues", file=str(path))
-    obj = parse_json(data, str(path))
+        raise DialevalError("the file is empty; expected an array of dialogues", file=file)
+    obj = parse_json(data, file)
     if not isinstance(obj, list):
         raise DialevalError(f"the top level is a JSON {type(obj).__name__}; expected an array of "
-                            "dialogues", file=str(path))
+                            "dialogues", file=file)
     return obj
 
 

@@ -152,6 +152,7 @@ def _build_gold(source: Source) -> Stc3Gold:
 def _subtasks(first: object, file: str | None) -> tuple[bool, bool]:
     """Which of quality / nugget the dataset gives, read off the first dialogue's first annotation."""
     did = dialogue_id(first, 0, file)
+    dialogue_senders(first, did, file)  # type: ignore[arg-type]
     anns = first.get("annotations")  # type: ignore[union-attr]
     if not anns or not isinstance(anns, list) or not isinstance(anns[0], dict):
         raise DialevalError("no annotations: a gold file needs every annotator's labels (is this a test file?)",

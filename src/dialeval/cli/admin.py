@@ -1,0 +1,119 @@
+"""``dialeval admin ...``: organiser commands, working on the service's database directly."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import typer
+
+from dialeval.cli._common import choice_enum, err, out
+from dialeval.cli.serve import DB_HELP
+from dialeval.errors import DialevalError
+from dialeval.service import export, tasks, teams
+from dialeval.service.config import database_url, utcnow
+from dialeval.service.db import Database
+from dialeval.service.errors import ServiceError
+from dialeval.service.runs import SUBTASKS
+
+Subtask = choice_enum("Subtask", SUBTASKS)
+admin_app = typer.Typer(help="Organiser commands: create and close tasks, export runs, make tokens.",
+                        no_args_is_help=True)
+DbOption = typer.Option(None, "--database-url", help=DB_HELP)
+
+
+def _db(url: str | None) -> Database:
+    return Database(database_url(url))
+
+
+def _parse_deadline(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        raise DialevalError(f"deadline {text!r} is not an ISO date and time; e.g. 2026-12-01T00:00Z") from None
+    if t.tzinfo is None:
+        raise DialevalError(f"deadline {text!r} has no time zone; add one, e.g. {text}Z or {text}+09:00")
+    return t
+
+
+def _service_call(fn, *args, **kwargs):
+    """Run a service operation; its refusals become one-line CLI errors."""
+    try:
+        return fn(*args, **kwargs)
+    except ServiceError as e:
+        raise DialevalError(e.message) from None
+
+
+@admin_app.command("create-task")
+def create_task_cmd(
+    name: str = typer.Argument(..., help="Task name (A-Z a-z 0-9 . _ -), used in URLs."),
+    subtask: Subtask = typer.Option(..., help="What the task scores."),  # type: ignore[valid-type]
+    gold: Path = typer.Option(..., help="Gold file with annotations (STC-3/DialEval JSON); stays on the server."),
+    public_fraction: float = typer.Option(0.5, help="Share of the test set scored before close, in (0, 1]."),
+    seed: int = typer.Option(0, help="Seed of the public/hidden split (drawn once, stored)."),
+    daily_limit: int = typer.Option(5, help="Scored runs per team per UTC day."),
+    total_limit: int = typer.Option(50, help="Scored runs per team in all."),
+    deadline: str | None = typer.Option(None, help="ISO time with zone after which runs are refused."),
+    rank_by: str | None = typer.Option(None, help="Column picking a team's best run (default: the first "
+                                       "column of the subtask's main measure)."),
+    database_url_: str | None = DbOption,
+) -> None:
+    """Create a task from a gold file; prints the task as the API shows it."""
+    if not gold.is_file():
+        raise DialevalError("no such file", file=str(gold))
+    db = _db(database_url_)
+    t = _service_call(tasks.create_task, db, name, subtask.value, gold.read_bytes(), gold.name, utcnow(),
+                      public_fraction=public_fraction, seed=seed, daily_limit=daily_limit,
+                      total_limit=total_limit, deadline=_parse_deadline(deadline), rank_by=rank_by)
+    info = tasks.task_info(t)
+    err.print(f"task {t.name}: {info['dialogues']} dialogues, {info['public_dialogues']} public before close "
+              f"(seed {seed}); quota {daily_limit}/day, {total_limit} in all; ranked by {t.rank_by}", markup=False)
+    out.print_json(data=info)
+
+
+@admin_app.command("close-task")
+def close_task_cmd(name: str = typer.Argument(...), database_url_: str | None = DbOption) -> None:
+    """Close a task: score every run on 100% of the test set; the leaderboard shows final scores."""
+    db = _db(database_url_)
+    t = _service_call(tasks.close_task, db, name, utcnow())
+    err.print(f"task {t.name} closed; final scores on all {t.n_dialogues} dialogues", markup=False)
+
+
+@admin_app.command("export-matrix")
+def export_matrix_cmd(name: str = typer.Argument(...),
+                      out_dir: Path = typer.Option(..., "--out", help="Folder to write (created; must not hold "
+                                                   "an earlier export)."),
+                      database_url_: str | None = DbOption) -> None:
+    """Write runs.txt, topics.txt, one COLUMN.matrix per score column and each run's file under --out."""
+    db = _db(database_url_)
+    m = _service_call(export.export_matrix, db, name, out_dir, utcnow())
+    err.print(f"{len(m['runs'])} runs x {m['task']['dialogues']} dialogues, {len(m['columns'])} matrices in "
+              f"{out_dir}; compare them with: dialeval compare {out_dir}/*.json --gold GOLD", markup=False)
+
+
+@admin_app.command("create-admin-token")
+def create_admin_token_cmd(label: str = typer.Option("", help="A note on who holds it."),
+                           database_url_: str | None = DbOption) -> None:
+    """Make an organiser token for /api/admin (printed once; only its hash is stored)."""
+    print(_service_call(teams.create_admin_token, _db(database_url_), utcnow(), label))
+
+
+@admin_app.command("create-team")
+def create_team_cmd(name: str = typer.Argument(...), affiliation: str = typer.Option(""),
+                    database_url_: str | None = DbOption) -> None:
+    """Register a team for someone (printed once: its token)."""
+    team, token = _service_call(teams.register_team, _db(database_url_), name, affiliation, utcnow())
+    err.print(f"team {team.name!r} registered; its token (shown once):", markup=False)
+    print(token)
+
+
+@admin_app.command("list-tasks")
+def list_tasks_cmd(database_url_: str | None = DbOption) -> None:
+    """The tasks, as JSON."""
+    out.print_json(data=[tasks.task_info(t) for t in tasks.list_tasks(_db(database_url_))])
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(admin_app, name="admin")

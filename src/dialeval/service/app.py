@@ -1,0 +1,182 @@
+"""The FastAPI application: routes only (the work is done in the service's modules and the library).
+
+JSON API under ``/api`` (described at ``/docs`` and ``/openapi.json``) and server-rendered pages
+(``/``, ``/tasks/NAME``) with a form to register a team and one to upload a run.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, Field
+
+from dialeval import __version__
+from dialeval.errors import DialevalError
+from dialeval.service import leaderboard as boards
+from dialeval.service import submissions, tasks, teams
+from dialeval.service.config import Settings
+from dialeval.service.db import Database
+from dialeval.service.errors import ServiceError
+from dialeval.service.runs import SUBTASKS
+from dialeval.service.uploads import BodyLimit, read_upload
+
+_HERE = files("dialeval.service")
+bearer = HTTPBearer(auto_error=False, description="A team's token (or an organiser token for /api/admin).")
+Token = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+
+class TeamIn(BaseModel):
+    name: str = Field(description="Unique team name (1-100 characters).")
+    affiliation: str = Field("", description="Optional affiliation (at most 200 characters).")
+
+
+class TeamOut(BaseModel):
+    team: str
+    token: str = Field(description="The team's secret token: shown once, never stored in clear.")
+
+
+def _token(cred: HTTPAuthorizationCredentials | None) -> str | None:
+    return cred.credentials if cred is not None else None
+
+
+def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:
+    """The service's ASGI application on ``settings.database_url`` (migrated to the newest schema)."""
+    settings = settings or Settings()
+    db = database or Database(settings.database_url)
+    clock = settings.clock
+    app = FastAPI(title="dialeval evaluation service", version=__version__,
+                  description="Score runs of STC-3/DialEval-style tasks on hidden gold: teams, quotas, a public "
+                              "half before close and 100% after, a leaderboard.")
+    app.state.db, app.state.settings = db, settings
+    app.add_middleware(BodyLimit, max_bytes=settings.max_upload_bytes)
+    app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
+    pages = Jinja2Templates(directory=str(_HERE / "templates"))
+    pages.env.globals["version"] = __version__
+
+    @app.exception_handler(ServiceError)
+    def _service_error(_request: Request, e: ServiceError) -> JSONResponse:
+        return JSONResponse({"detail": e.message}, status_code=e.status, headers=e.headers)
+
+    @app.exception_handler(DialevalError)
+    def _bad_input(_request: Request, e: DialevalError) -> JSONResponse:
+        return JSONResponse({"detail": str(e)}, status_code=422)
+
+    # ---- JSON API -------------------------------------------------------------------------------
+    @app.post("/api/teams", status_code=201, response_model=TeamOut, tags=["teams"])
+    def register(body: TeamIn) -> TeamOut:
+        """Register a team; the answer holds its token, shown this once. 409 if the name is taken."""
+        team, token = teams.register_team(db, body.name, body.affiliation, clock())
+        return TeamOut(team=team.name, token=token)
+
+    @app.get("/api/me", tags=["teams"])
+    def me(cred: Token) -> dict:
+        """The token's team, its submissions and its remaining quota per task."""
+        return submissions.me(db, teams.authenticate(db, _token(cred)), clock())
+
+    @app.get("/api/tasks", tags=["tasks"])
+    def list_tasks() -> list[dict]:
+        """Every task: subtask, score columns, sizes of the test set and of its public half, quotas."""
+        return [tasks.task_info(t) for t in tasks.list_tasks(db)]
+
+    @app.get("/api/tasks/{task}", tags=["tasks"])
+    def get_task(task: str) -> dict:
+        return tasks.task_info(tasks.get_task(db, task))
+
+    @app.post("/api/tasks/{task}/submissions", status_code=201, tags=["submissions"])
+    def submit(task: str, cred: Token, file: UploadFile = File(..., description="The run file (JSON)."),
+               leaderboard: bool = Form(True, description="false: keep this run off the leaderboard.")) -> dict:
+        """Score a run: scores on the public half only before close; the quota left after it.
+
+        401 bad token, 404 unknown task, 409 closed, 413 too large, 422 invalid run (the scorer's
+        message; it does not count), 429 quota spent (``Retry-After`` when the daily quota renews).
+        """
+        team = teams.authenticate(db, _token(cred))
+        data = read_upload(file.file, settings.max_upload_bytes)
+        return submissions.submit(db, team, task, data, file.filename or "run.json", clock,
+                                  on_leaderboard=leaderboard)
+
+    @app.post("/api/tasks/{task}/submissions/{submission_id}/choose", tags=["submissions"])
+    def choose(task: str, submission_id: int, cred: Token) -> dict:
+        """Pick the run that represents the team in the final ranking (default: its latest run)."""
+        return submissions.choose(db, teams.authenticate(db, _token(cred)), task, submission_id)
+
+    @app.get("/api/tasks/{task}/leaderboard", tags=["tasks"])
+    def leaderboard(task: str, by: str | None = Query(None, description="Sort column, e.g. quality.nmd.A."),
+                    per: str = Query("team", description="'team' (best run of each) or 'run'.")) -> dict:
+        """Leaderboard rows: public-half means before close, final means on 100% after."""
+        return boards.leaderboard(db, task, by=by, per=per)
+
+    @app.post("/api/admin/tasks", status_code=201, tags=["admin"])
+    def admin_create_task(cred: Token, name: str = Form(...),
+                          subtask: str = Form(..., description=" | ".join(SUBTASKS)),
+                          gold: UploadFile = File(..., description="Gold file with annotations (STC-3 JSON)."),
+                          public_fraction: float = Form(0.5), seed: int = Form(0), daily_limit: int = Form(5),
+                          total_limit: int = Form(50)) -> dict:
+        """Create a task from a gold file (organiser token)."""
+        teams.authenticate_admin(db, _token(cred))
+        data = read_upload(gold.file, settings.max_upload_bytes)
+        t = tasks.create_task(db, name, subtask, data, gold.filename or "gold.json", clock(),
+                              public_fraction=public_fraction, seed=seed, daily_limit=daily_limit,
+                              total_limit=total_limit)
+        return tasks.task_info(t)
+
+    @app.post("/api/admin/tasks/{task}/close", tags=["admin"])
+    def admin_close_task(task: str, cred: Token) -> dict:
+        """Close a task: final scores on 100% of the test set (organiser token)."""
+        teams.authenticate_admin(db, _token(cred))
+        return tasks.task_info(tasks.close_task(db, task, clock()))
+
+    # ---- pages ----------------------------------------------------------------------------------
+    def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
+        return pages.TemplateResponse(request, name, context, status_code=status)
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def index(request: Request) -> HTMLResponse:
+        return page(request, "index.html", tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
+
+    @app.post("/register", response_class=HTMLResponse, include_in_schema=False)
+    def register_page(request: Request, name: str = Form(""), affiliation: str = Form("")) -> HTMLResponse:
+        try:
+            team, token = teams.register_team(db, name, affiliation, clock())
+        except ServiceError as e:
+            return page(request, "index.html", e.status, error=e.message, form={"name": name},
+                        tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
+        return page(request, "registered.html", 201, team=team.name, token=token)
+
+    def task_page(request: Request, task: str, by: str | None, per: str, status: int = 200, **context):
+        board = boards.leaderboard(db, task, by=by, per=per)
+        return page(request, "task.html", status, board=board, task=board["task"], **context)
+
+    @app.get("/tasks/{task}", response_class=HTMLResponse, include_in_schema=False)
+    def task_view(request: Request, task: str, by: str | None = None, per: str = "team") -> HTMLResponse:
+        try:
+            return task_page(request, task, by, per)
+        except (ServiceError, DialevalError) as e:
+            status = e.status if isinstance(e, ServiceError) else 422
+            return page(request, "error.html", status, error=str(e))
+
+    @app.post("/tasks/{task}/submit", response_class=HTMLResponse, include_in_schema=False)
+    def submit_page(request: Request, task: str, token: str = Form(""), file: UploadFile | None = File(None),
+                    leaderboard: str | None = Form(None)) -> HTMLResponse:
+        try:
+            if file is None or not file.filename:
+                raise DialevalError("no file chosen; choose a run file (JSON) to upload")
+            team = teams.authenticate(db, token.strip())
+            data = read_upload(file.file, settings.max_upload_bytes)
+            result = submissions.submit(db, team, task, data, file.filename, clock,
+                                        on_leaderboard=leaderboard is not None)
+        except (ServiceError, DialevalError) as e:
+            status = e.status if isinstance(e, ServiceError) else 422
+            try:
+                return task_page(request, task, None, "team", status, error=str(e))
+            except ServiceError as e2:
+                return page(request, "error.html", e2.status, error=e2.message)
+        return task_page(request, task, None, "team", 201, result=result, team=team.name)
+
+    return app

@@ -1,0 +1,237 @@
+"""The service's storage: SQLAlchemy 2 models and one :class:`Database` handle (SQLite or PostgreSQL).
+
+Tables: ``teams`` (a token hash, never the token), ``admin_tokens``, ``tasks`` (the split and quotas;
+its gold file in ``task_golds``), ``submissions`` (scores; the uploaded bytes in ``submission_files``).
+The schema is created and upgraded by the Alembic migrations shipped in ``service/migrations``.
+
+Every write goes through :meth:`Database.write`: one transaction that takes a real lock first,
+``BEGIN IMMEDIATE`` on SQLite (one writer at a time); on PostgreSQL the writer locks the rows it checks
+with ``SELECT ... FOR UPDATE`` (a submission locks its team's row before counting its quota).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    TypeDecorator,
+    create_engine,
+    event,
+)
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+from dialeval.errors import DialevalError
+
+DEFAULT_URL = "sqlite:///dialeval-service.sqlite"
+"""The database used when neither ``--database-url`` nor ``DIALEVAL_DATABASE_URL`` is given."""
+
+SQLITE_BUSY_TIMEOUT_S = 60.0
+
+
+class UTCDateTime(TypeDecorator):
+    """A timestamp stored as naive UTC and read back as an aware UTC datetime on every backend."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the database; use an aware UTC time")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Team(Base):
+    __tablename__ = "teams"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    affiliation: Mapped[str] = mapped_column(String(200), default="")
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class AdminToken(Base):
+    __tablename__ = "admin_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    label: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Task(Base):
+    __tablename__ = "tasks"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    subtask: Mapped[str] = mapped_column(String(16))
+    columns: Mapped[list] = mapped_column(JSON)          # score columns of the subtask (Scores.columns)
+    rank_by: Mapped[str] = mapped_column(String(64))     # the column a team's best run is chosen by
+    n_dialogues: Mapped[int] = mapped_column(Integer)
+    public_ids: Mapped[list] = mapped_column(JSON)       # fixed once, from public_fraction and seed
+    public_fraction: Mapped[float] = mapped_column(Float)
+    seed: Mapped[int] = mapped_column(Integer)
+    daily_limit: Mapped[int] = mapped_column(Integer)
+    total_limit: Mapped[int] = mapped_column(Integer)
+    deadline: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    gold_name: Mapped[str] = mapped_column(String(255))
+    gold_sha256: Mapped[str] = mapped_column(String(64))
+
+
+class TaskGold(Base):
+    __tablename__ = "task_golds"
+
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class Submission(Base):
+    __tablename__ = "submissions"
+    __table_args__ = (Index("ix_submissions_task_team_time", "task_id", "team_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    filename: Mapped[str] = mapped_column(String(255))
+    size: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))
+    on_leaderboard: Mapped[bool] = mapped_column(Boolean, default=True)
+    chosen: Mapped[bool] = mapped_column(Boolean, default=False)  # the team's pick for the final ranking
+    public_scores: Mapped[dict] = mapped_column(JSON)              # {column: mean} on the public half
+    final_scores: Mapped[dict | None] = mapped_column(JSON, nullable=True)  # on 100%, set at close
+    settings: Mapped[dict] = mapped_column(JSON)                   # scorer settings and version
+
+
+class SubmissionFile(Base):
+    __tablename__ = "submission_files"
+
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"),
+                                               primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+def check_url(url: str) -> str:
+    """Check a database URL: SQLite (a file) or PostgreSQL; returns it unchanged.
+
+    Raises
+    ------
+    DialevalError
+        If the URL cannot be parsed, names another backend, or is an in-memory SQLite database
+        (which would lose everything on restart).
+    """
+    try:
+        u = make_url(url)
+    except ArgumentError:
+        raise DialevalError(f"database URL {url!r} is not a URL; expected sqlite:///FILE or "
+                            "postgresql+psycopg://USER@HOST:PORT/DB") from None
+    if u.get_backend_name() not in ("sqlite", "postgresql"):
+        raise DialevalError(f"database backend {u.get_backend_name()!r} is not supported; allowed are "
+                            "sqlite, postgresql")
+    if u.get_backend_name() == "sqlite" and u.database in (None, "", ":memory:"):
+        raise DialevalError(f"database URL {url!r} is an in-memory SQLite database, which loses every "
+                            "submission on restart; give a file: sqlite:///FILE")
+    if u.get_backend_name() == "postgresql" and u.drivername == "postgresql":
+        url = u.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    return url
+
+
+class Database:
+    """An engine, its sessions and the locked write transaction of the service.
+
+    Parameters
+    ----------
+    url : str
+        ``sqlite:///FILE`` or ``postgresql+psycopg://USER@HOST:PORT/DB`` (``postgresql://`` means psycopg).
+    migrate : bool, default True
+        Create or upgrade the schema to the newest migration on open.
+    """
+
+    def __init__(self, url: str, *, migrate: bool = True) -> None:
+        self.url = check_url(url)
+        self.is_sqlite = make_url(self.url).get_backend_name() == "sqlite"
+        if self.is_sqlite:
+            Path(make_url(self.url).database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            self.engine = create_engine(self.url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+            _sqlite_transactions(self.engine)
+        else:
+            self.engine = create_engine(self.url, pool_size=10, max_overflow=40, pool_pre_ping=True)
+        if migrate:
+            from dialeval.service.migrate import upgrade
+            try:
+                upgrade(self.engine)
+            except OperationalError as e:
+                self.engine.dispose()
+                reason = " ".join(str(e.orig or e).split())[:300]
+                raise DialevalError(f"cannot open the database {self!r}: {reason}") from None
+
+    def __repr__(self) -> str:
+        return f"Database({make_url(self.url).render_as_string(hide_password=True)!r})"
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A session for reading (one snapshot on SQLite's WAL; READ COMMITTED on PostgreSQL)."""
+        with Session(self.engine, expire_on_commit=False) as s, s.begin():
+            yield s
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """A write transaction, committed on success and rolled back on error.
+
+        On SQLite it starts with ``BEGIN IMMEDIATE``: the database's one write lock is taken before the
+        first read, so what the transaction reads cannot change before it commits (a deferred
+        transaction could not upgrade to a write after another writer committed). On PostgreSQL,
+        callers lock the rows they check with ``SELECT ... FOR UPDATE`` (``with_for_update()``,
+        which SQLite ignores, being locked whole already).
+        """
+        with Session(self.engine, expire_on_commit=False) as s:
+            # The session begins here; on SQLite the begin hook turns this option into BEGIN IMMEDIATE.
+            s.connection(execution_options={"dialeval_begin": "IMMEDIATE"})
+            yield s
+            s.commit()
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_transactions(engine: Engine) -> None:
+    """Let SQLAlchemy, not the sqlite3 module, issue BEGIN (so BEGIN IMMEDIATE is possible); WAL mode."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection, _record) -> None:
+        dbapi_connection.isolation_level = None
+        cur = dbapi_connection.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA synchronous=FULL")  # a 201 survives a power cut too
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn) -> None:
+        mode = conn.get_execution_options().get("dialeval_begin", "")
+        conn.exec_driver_sql(f"BEGIN {mode}".strip())

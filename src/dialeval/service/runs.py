@@ -1,0 +1,99 @@
+"""Scoring a submitted run for a task, through the library only (no measure is computed here).
+
+A run must give every dialogue of the test set (the full set, as the participants know it) and no
+other; it is validated against the full gold, so an error about a dialogue reads the same whether the
+dialogue is public or hidden. Before the task closes only the means over the public half are returned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dialeval.errors import DialevalError
+from dialeval.io.jsonarray import parse_bytes
+from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
+from dialeval.scoring import TASKS, PreparedGold, Scores, score
+
+SUBTASKS: tuple[str, ...] = tuple(TASKS)
+"""The subtasks a task can score (from :data:`dialeval.scoring.TASKS`)."""
+
+MAX_LISTED_IDS = 5
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """Means of one run per score column: on the public half (None if not asked) and on the full set."""
+
+    public: dict[str, float] | None
+    full: dict[str, float]
+    settings: dict
+
+
+def read_run(data: bytes, filename: str) -> list:
+    """The records of an uploaded run file; :class:`DialevalError` if it is not a JSON array."""
+    return parse_bytes(data, file=filename)
+
+
+def means(scores: Scores, columns: list[str]) -> dict[str, float]:
+    """The library's means (:meth:`Scores.summary`) of ``columns``, keyed by column name."""
+    summary = scores.summary()
+    out = {}
+    for col in columns:
+        node = summary
+        for part in col.split("."):
+            node = node[part]
+        out[col] = float(node)
+    return out
+
+
+def _listed(ids: list[str]) -> str:
+    more = f" (+{len(ids) - MAX_LISTED_IDS} more)" if len(ids) > MAX_LISTED_IDS else ""
+    return ", ".join(ids[:MAX_LISTED_IDS]) + more
+
+
+def score_run(records: list, subtask: str, columns: list[str], full: PreparedGold,
+              public: PreparedGold | None = None, *, filename: str | None = None) -> RunScores:
+    """Validate a run against the full test set and score it on ``full`` (and on ``public`` if given).
+
+    Raises
+    ------
+    DialevalError
+        The scorer's message for a malformed run; also when the run lacks a test-set dialogue, gives a
+        dialogue not in the test set, or lacks the predictions of ``subtask``. Ids named in messages
+        are test-set ids, never a hint of which half they belong to.
+    """
+    try:
+        s_full = score(records, full)
+    except DialevalError as e:
+        raise e.located(file=filename) from None
+    if s_full.missing_ids:
+        raise DialevalError(f"the run lacks {len(s_full.missing_ids)} of the test set's {len(full)} dialogues: "
+                            f"{_listed(s_full.missing_ids)}; a run must give every dialogue of the test set",
+                            file=filename)
+    if s_full.extra_ids:
+        raise DialevalError(f"{len(s_full.extra_ids)} dialogue(s) of the run are not in the test set: "
+                            f"{_listed(s_full.extra_ids)}", file=filename)
+    if not set(columns) <= set(s_full.columns):
+        raise DialevalError(f"this task scores {subtask} but the run gives no {subtask!r} predictions",
+                            file=filename, field=subtask)
+    pub = means(score(records, public), columns) if public is not None else None
+    return RunScores(pub, means(s_full, columns), dict(s_full.settings))
+
+
+def columns_of(gold: PreparedGold, subtask: str) -> list[str]:
+    """The score columns of ``subtask`` (as :attr:`Scores.columns` names them), asked of the scorer.
+
+    The scorer is run once on a uniform one-dialogue prediction, so the names come from the library.
+    """
+    if subtask not in SUBTASKS:
+        raise DialevalError(f"subtask {subtask!r} is not allowed; allowed are " + ", ".join(SUBTASKS))
+    if subtask not in gold.subtasks:
+        raise DialevalError(f"the gold has no {subtask} labels (it has: {', '.join(gold.subtasks) or 'none'})")
+    first = gold.ids[0]
+    probe: dict = {"id": first}
+    if subtask == "quality":
+        probe["quality"] = {k: dict.fromkeys(QUALITY_LEVELS, 1.0) for k in QUALITY_KEYS}
+    else:
+        probe["nugget"] = [dict.fromkeys(NUGGET_TYPES[s], 1.0) for s in gold.data.senders[gold.data.row[first]]]
+    cols = score([probe], gold.subset([first])).columns
+    return [c for c in cols if c.split(".")[0] == subtask]

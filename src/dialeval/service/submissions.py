@@ -1,0 +1,138 @@
+"""Submitting a run: score it through the library, then check the quota and store it in one locked transaction.
+
+The order of refusals: unknown task (404), closed or past its deadline (409), quota spent (429, checked
+once cheaply before scoring and again, authoritatively, under the lock), invalid run (422: it never
+counts). Scoring happens outside the lock, so a slow run does not hold up the other teams.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import datetime
+
+from sqlalchemy import select, update
+
+from dialeval.service.db import Database, Submission, SubmissionFile, Task, Team
+from dialeval.service.errors import Conflict, NotFound, QuotaSpent
+from dialeval.service.quota import Quota, after_accepting, decide
+from dialeval.service.runs import read_run, score_run
+from dialeval.service.tasks import get_task, golds, list_tasks
+
+MAX_FILENAME = 255
+
+
+def _check_open(task: Task, closed_at: datetime | None, deadline: datetime | None, now: datetime) -> None:
+    if closed_at is not None:
+        raise Conflict(f"task {task.name!r} is closed (since {closed_at.isoformat()}); it takes no more runs")
+    if deadline is not None and now >= deadline:
+        raise Conflict(f"the deadline of task {task.name!r} ({deadline.isoformat()}) has passed")
+
+
+def _times(s, task_id: int, team_id: int) -> list[datetime]:
+    return list(s.scalars(select(Submission.created_at).where(Submission.task_id == task_id,
+                                                               Submission.team_id == team_id)))
+
+
+def _quota(task: Task, times: list[datetime], now: datetime) -> Quota:
+    return decide(now, times, daily_limit=task.daily_limit, total_limit=task.total_limit)
+
+
+def _refuse(q: Quota) -> QuotaSpent:
+    return QuotaSpent(q.reason, headers={"Retry-After": str(q.retry_after)} if q.retry_after else None)
+
+
+def quota_of(db: Database, team: Team, task: Task, now: datetime) -> Quota:
+    """The team's quota on ``task`` at ``now`` (a read; the binding check is in :func:`submit`)."""
+    with db.read() as s:
+        return _quota(task, _times(s, task.id, team.id), now)
+
+
+def submit(db: Database, team: Team, task_name: str, data: bytes, filename: str,
+           clock: Callable[[], datetime], *, on_leaderboard: bool = True) -> dict:
+    """Score and store a run of ``team`` for a task; the answer holds public-half scores only.
+
+    Returns
+    -------
+    dict
+        ``{"id", "task", "created_at", "scores": {column: mean}, "scored_on": {"half", "dialogues"},
+        "on_leaderboard", "remaining_today", "remaining_total"}``.
+
+    Raises
+    ------
+    NotFound, Conflict, QuotaSpent, dialeval.DialevalError
+        See the module's docstring.
+    """
+    filename = (filename or "run.json")[-MAX_FILENAME:]
+    task = get_task(db, task_name)
+    _check_open(task, task.closed_at, task.deadline, clock())
+    q = quota_of(db, team, task, clock())
+    if not q.allowed:
+        raise _refuse(q)
+    full, public = golds(db, task)
+    result = score_run(read_run(data, filename), task.subtask, task.columns, full, public, filename=filename)
+    with db.write() as s:
+        # The lock: this team's row (PostgreSQL; SQLite holds its one write lock already). The task row
+        # is shared-locked so that closing waits for submissions in flight, and they see a close.
+        s.execute(select(Team.id).where(Team.id == team.id).with_for_update())
+        closed_at, deadline = s.execute(select(Task.closed_at, Task.deadline).where(Task.id == task.id)
+                                        .with_for_update(read=True)).one()
+        now = clock()
+        _check_open(task, closed_at, deadline, now)
+        times = _times(s, task.id, team.id)
+        q = _quota(task, times, now)
+        if not q.allowed:
+            raise _refuse(q)
+        sub = Submission(task_id=task.id, team_id=team.id, created_at=now, filename=filename, size=len(data),
+                         sha256=hashlib.sha256(data).hexdigest(), on_leaderboard=bool(on_leaderboard),
+                         chosen=False, public_scores=result.public, final_scores=None, settings=result.settings)
+        s.add(sub)
+        s.flush()
+        s.add(SubmissionFile(submission_id=sub.id, data=data))
+    left = after_accepting(now, times, daily_limit=task.daily_limit, total_limit=task.total_limit)
+    return {"id": sub.id, "task": task.name, "created_at": now.isoformat(), "scores": result.public,
+            "scored_on": {"half": "public", "dialogues": len(task.public_ids)},
+            "on_leaderboard": sub.on_leaderboard,
+            "remaining_today": left.remaining_today, "remaining_total": left.remaining_total}
+
+
+def choose(db: Database, team: Team, task_name: str, submission_id: int) -> dict:
+    """Mark one of the team's runs as its pick for the final ranking (else its latest run counts)."""
+    task = get_task(db, task_name)
+    with db.write() as s:
+        closed_at = s.scalar(select(Task.closed_at).where(Task.id == task.id).with_for_update(read=True))
+        if closed_at is not None:
+            raise Conflict(f"task {task.name!r} is closed; the final pick can no longer change")
+        sub = s.get(Submission, submission_id)
+        if sub is None or sub.team_id != team.id or sub.task_id != task.id:
+            raise NotFound(f"your team has no submission {submission_id} to task {task.name!r}")
+        s.execute(update(Submission).where(Submission.task_id == task.id, Submission.team_id == team.id)
+                  .values(chosen=False))
+        sub.chosen = True
+    return {"id": submission_id, "task": task.name, "chosen": True}
+
+
+def submission_info(sub: Submission, task: Task) -> dict:
+    """A submission as its team sees it: public-half means before close, final means after."""
+    final = task.closed_at is not None
+    return {"id": sub.id, "task": task.name, "created_at": sub.created_at.isoformat(), "filename": sub.filename,
+            "size": sub.size, "sha256": sub.sha256, "on_leaderboard": sub.on_leaderboard, "chosen": sub.chosen,
+            "scores": sub.final_scores if final else sub.public_scores,
+            "scored_on": {"half": "all" if final else "public",
+                          "dialogues": task.n_dialogues if final else len(task.public_ids)}}
+
+
+def me(db: Database, team: Team, now: datetime) -> dict:
+    """The team, its submissions (newest first) and its remaining quota per open task."""
+    tasks = {t.id: t for t in list_tasks(db)}
+    with db.read() as s:
+        subs = list(s.scalars(select(Submission).where(Submission.team_id == team.id)
+                              .order_by(Submission.created_at.desc(), Submission.id.desc())))
+    quotas = {}
+    for t in tasks.values():
+        times = [x.created_at for x in subs if x.task_id == t.id]
+        q = _quota(t, times, now)
+        quotas[t.name] = {"remaining_today": q.remaining_today, "remaining_total": q.remaining_total,
+                          "retry_after": q.retry_after, "closed": t.closed_at is not None}
+    return {"team": team.name, "affiliation": team.affiliation,
+            "submissions": [submission_info(x, tasks[x.task_id]) for x in subs], "quota": quotas}

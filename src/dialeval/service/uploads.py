@@ -1,0 +1,85 @@
+"""Refuse request bodies over the upload limit before they are read (413), as an ASGI middleware.
+
+A declared ``Content-Length`` over the limit is refused at once, without reading the body; a body
+without one (chunked) is counted as it streams and cut off as soon as it passes the limit. Route
+handlers still check the exact size of the file itself (:func:`read_upload`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import BinaryIO
+
+from dialeval.service.errors import TooLarge
+
+MULTIPART_SLACK = 64 * 1024
+"""Room for the multipart envelope and the small form fields around the file."""
+
+
+def too_large_message(limit: int) -> str:
+    mb = f" ({limit / 1048576:.1f} MB)" if limit >= 1048576 else ""
+    return f"the upload is larger than the limit of {limit} bytes{mb}"
+
+
+class BodyLimit:
+    """ASGI middleware: 413 for request bodies longer than ``max_bytes`` plus :data:`MULTIPART_SLACK`."""
+
+    def __init__(self, app, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.cap = max_bytes + MULTIPART_SLACK
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.cap:
+            await self._refuse(send)
+            return
+        seen, too_big, refused = 0, False, False
+
+        async def counted_receive():
+            # Past the limit the app is told the client left: it stops reading, and whatever it
+            # answers is replaced by the 413 below.
+            nonlocal seen, too_big
+            if too_big:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.cap:
+                    too_big = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message):
+            nonlocal refused
+            if not too_big:
+                await send(message)
+            elif message["type"] == "http.response.start" and not refused:
+                refused = True
+                await self._refuse(send)
+
+        try:
+            await self.app(scope, counted_receive, guarded_send)
+        except Exception:
+            if not too_big:
+                raise
+        if too_big and not refused:
+            await self._refuse(send)
+
+    async def _refuse(self, send) -> None:
+        body = json.dumps({"detail": too_large_message(self.max_bytes)}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def read_upload(fh: BinaryIO, limit: int) -> bytes:
+    """Read an uploaded file, refusing (413) one longer than ``limit`` bytes after reading ``limit + 1``."""
+    data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(too_large_message(limit))
+    return data
