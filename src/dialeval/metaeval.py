@@ -20,6 +20,7 @@ import numpy as np
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.io._files import as_path, load_json_document
+from dialeval.io.atomic import atomic_path
 from dialeval.stats import correlate
 
 AGGREGATES = {"mean": np.mean, "median": np.median, "min": np.min, "max": np.max}
@@ -262,7 +263,6 @@ def plot_correlations(table: CorrelationTable, path: str | Path, *, title: str =
     fig.suptitle((title + "\n" if title else "") + f"{s['auto']} vs human ratings; {int(s['ci_level'] * 100)}% "
                  f"{s['ci_method']}, B = {s['B']}, seed {s['seed']}", fontsize="small")
     fig.tight_layout()
-    tmp = Path(path).with_name(f".{Path(path).name}.tmp{Path(path).suffix}")
-    fig.savefig(tmp, dpi=120)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
-    tmp.replace(path)

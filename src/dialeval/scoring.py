@@ -12,7 +12,6 @@ The measures of each task are named once, in :data:`TASKS`; their definitions co
 
 from __future__ import annotations
 
-import csv
 import os
 from dataclasses import dataclass, field
 
@@ -21,6 +20,7 @@ import numpy as np
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError
 from dialeval.io import stc3
+from dialeval.io.atomic import write_matrix_csv
 from dialeval.io.jsonarray import Source, check_source
 from dialeval.io.runs import RunArrays, parse_run
 from dialeval.io.stc3_gold import Stc3Gold, build_gold
@@ -128,13 +128,7 @@ class Scores:
 
     def to_csv(self, path: str | os.PathLike) -> None:
         """One row per dialogue, one column per measure and key (the topic-by-run data of stats)."""
-        tmp = f"{path}.tmp"
-        with open(tmp, "w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(["id", *self.columns])
-            for i, row in zip(self.ids, self.matrix.tolist(), strict=True):
-                w.writerow([i, *(repr(x) for x in row)])
-        os.replace(tmp, path)
+        write_matrix_csv(path, self.ids, self.columns, self.matrix)
 
 
 def _check_options(alpha: float, rsnod_variant: str) -> None:

@@ -12,7 +12,6 @@ worst value of each measure (1, or 2/L for MSE). Run items the gold does not hav
 
 from __future__ import annotations
 
-import csv
 import os
 from dataclasses import dataclass, field
 
@@ -21,6 +20,7 @@ import numpy as np
 from dialeval.corpus import Corpus, merge_blocks
 from dialeval.distributions import Distributions, gold_distributions
 from dialeval.errors import DialevalError
+from dialeval.io.atomic import write_matrix_csv
 from dialeval.io.turnruns import TurnRun, read_turn_run
 from dialeval.measures import get as get_measure
 from dialeval.measures.ordinal import VARIANTS
@@ -96,13 +96,7 @@ class TurnScores:
 
     def to_csv(self, path: str | os.PathLike) -> None:
         """One row per dialogue, one column per scale and measure (empty where undefined)."""
-        tmp = f"{path}.tmp"
-        with open(tmp, "w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(["id", *self.columns])
-            for i, row in zip(self.ids, self.matrix.tolist(), strict=True):
-                w.writerow([i, *("" if np.isnan(x) else repr(x) for x in row)])
-        os.replace(tmp, path)
+        write_matrix_csv(path, self.ids, self.columns, self.matrix)
 
 
 def _check(average: str, rsnod_variant: str) -> None:

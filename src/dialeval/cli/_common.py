@@ -14,6 +14,16 @@ def warn(message: str) -> None:
     err.print(f"warning: {message}", markup=False)
 
 
+def warn_coverage(file: object, extra: list[str], missing: list[str], *, strict: bool, worst: str) -> None:
+    """Warn about dialogues of a run that are not in the gold, and (unless strict) gold dialogues it lacks."""
+    if extra:
+        more = f" (+{len(extra) - 5} more)" if len(extra) > 5 else ""
+        warn(f"{file}: {len(extra)} dialogue(s) not in the gold, counted as extra: " + ", ".join(extra[:5]) + more)
+    if missing and not strict:
+        warn(f"{file}: {len(missing)} gold dialogue(s) missing from the run were not scored (use --strict to score "
+             f"them as {worst})")
+
+
 def choice_enum(name: str, values: list[str] | tuple[str, ...]) -> type[Enum]:
     """An Enum for typer choices, generated from a registry list (never a second list by hand)."""
     return Enum(name, {v.replace("-", "_").upper() or "NONE": v for v in values}, type=str)  # type: ignore[return-value]

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, out, warn
+from dialeval.cli._common import choice_enum, out, warn_coverage
 from dialeval.cli.turn_evaluate import AVERAGES, evaluate_other_corpus, is_other_corpus
 from dialeval.measures import get as get_measure
 from dialeval.measures.ordinal import VARIANTS
@@ -76,13 +76,7 @@ def register(app: typer.Typer) -> None:
                 per_dialogue=per_dialogue, format=format.value)
         s = score(str(submission), str(gold), alpha=alpha, strict=strict,
                   rsnod_variant=getattr(rsnod_variant, "value", rsnod_variant))
-        if s.extra_ids:
-            more = f" (+{len(s.extra_ids) - 5} more)" if len(s.extra_ids) > 5 else ""
-            warn(f"{submission}: {len(s.extra_ids)} dialogue(s) not in the gold, counted as extra: "
-                 + ", ".join(s.extra_ids[:5]) + more)
-        if s.missing_ids and not strict:
-            warn(f"{submission}: {len(s.missing_ids)} gold dialogue(s) missing from the run were not scored "
-                 "(use --strict to score them as 1.0)")
+        warn_coverage(submission, s.extra_ids, s.missing_ids, strict=strict, worst="1.0")
         if per_dialogue is not None:
             s.to_csv(per_dialogue)
         summary = s.summary()

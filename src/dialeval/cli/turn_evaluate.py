@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from dialeval.cli._common import out, warn
+from dialeval.cli._common import out, warn, warn_coverage
 from dialeval.cli._corpus_io import fmt_num, print_json, tables
 from dialeval.errors import DialevalError
 from dialeval.io.detect import detect
@@ -45,15 +45,10 @@ def evaluate_other_corpus(submission: Path, gold: Path, *, strict: bool, rsnod_v
                           blocks: bool, per_dialogue: Path | None, format: str) -> None:
     s = score_turns(str(submission), str(gold), average=average, strict=strict, rsnod_variant=rsnod_variant,
                     blocks=blocks)
-    if s.extra_dialogues:
-        warn(f"{submission}: {len(s.extra_dialogues)} dialogue(s) not in the gold, counted as extra: "
-             + ", ".join(s.extra_dialogues[:5]))
+    warn_coverage(submission, s.extra_dialogues, s.missing_dialogues, strict=strict, worst="the worst value")
     if s.extra_items:
         warn(f"{submission}: {len(s.extra_items)} predicted item(s) have no gold labels (e.g. user turns), not "
              "scored: " + ", ".join(s.extra_items[:5]))
-    if s.missing_dialogues and not strict:
-        warn(f"{submission}: {len(s.missing_dialogues)} gold dialogue(s) missing from the run were not scored "
-             "(use --strict to score them as the worst value)")
     if per_dialogue is not None:
         s.to_csv(per_dialogue)
     summary = s.summary()

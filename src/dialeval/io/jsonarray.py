@@ -24,6 +24,7 @@ import numpy as np
 import orjson
 
 from dialeval.errors import DialevalError
+from dialeval.io.atomic import write_bytes
 
 STREAM_THRESHOLD = 4 * 1024 * 1024
 """Files larger than this (bytes) are streamed."""
@@ -222,11 +223,5 @@ def _stream(path: Path) -> Iterator[object]:
 
 def dump_json(obj: object, path: str | os.PathLike, *, indent: bool = True) -> None:
     """Write JSON atomically (a temporary file renamed into place): nothing half-written on failure."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
     data = orjson.dumps(obj, option=(orjson.OPT_INDENT_2 if indent else 0) | orjson.OPT_SERIALIZE_NUMPY)
-    try:
-        tmp.write_bytes(data + b"\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_bytes(path, data + b"\n")

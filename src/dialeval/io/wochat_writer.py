@@ -19,6 +19,7 @@ from defusedxml.ElementTree import fromstring as safe_fromstring
 
 from dialeval.corpus import Corpus, Dialogue
 from dialeval.errors import DialevalError, describe
+from dialeval.io.atomic import write_bytes
 from dialeval.io.wochat import (
     BINARY_LEVELS,
     DIALOGUE_KEYS,
@@ -301,17 +302,11 @@ def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None =
         else:
             root = ET.Element("dialogues")
             root.extend(e for _, e in elems)
-        _atomic_write(out, _serialise(root, what))
+        write_bytes(out, _serialise(root, what))
         report.files = [str(out)]
     else:
         report.files = _write_folder(out, [(f"{wid}.xml", _serialise(e, what)) for wid, e in elems])
     return report
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _write_folder(folder: Path, files: list[tuple[str, bytes]]) -> list[str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from dialeval.errors import DialevalError
+from dialeval.io.atomic import write_bytes, write_text
 from dialeval.io.jsonarray import dump_json, parse_bytes
 from dialeval.progress import track
 from dialeval.scoring import score
@@ -40,12 +41,6 @@ def run_name(team: str, submission_id: int) -> str:
     """
     safe = re.sub(r"[^A-Za-z0-9_.]+", "_", team).strip("_.")[:40] or "team"
     return f"{safe}-{submission_id}"
-
-
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def export_matrix(db: Database, task_name: str, out: str | os.PathLike, now: datetime) -> dict:
@@ -75,13 +70,12 @@ def export_matrix(db: Database, task_name: str, out: str | os.PathLike, now: dat
             raise DialevalError(f"run {name} does not give every test-set dialogue", file=sub.filename)
         for c in task.columns:
             columns[c].append(scores.column(c).tolist())
-        (out / f".{name}.json.tmp").write_bytes(data)
-        os.replace(out / f".{name}.json.tmp", out / f"{name}.json")
+        write_bytes(out / f"{name}.json", data)
         names.append(name)
     for c, per_run in columns.items():
         lines = (" ".join(repr(run[i]) for run in per_run) for i in range(len(full.ids)))
-        _write_text(out / f"{c}.matrix", "".join(line + "\n" for line in lines))
-    _write_text(out / "topics.txt", "".join(f"{i}\n" for i in full.ids))
+        write_text(out / f"{c}.matrix", "".join(line + "\n" for line in lines))
+    write_text(out / "topics.txt", "".join(f"{i}\n" for i in full.ids))
     manifest = {"task": task_info(task), "gold": {"name": task.gold_name, "sha256": task.gold_sha256},
                 "runs": [{"name": n, "id": sub.id, "team": team, "created_at": sub.created_at.isoformat(),
                           "on_leaderboard": sub.on_leaderboard, "sha256": sub.sha256}
@@ -89,5 +83,5 @@ def export_matrix(db: Database, task_name: str, out: str | os.PathLike, now: dat
                 "columns": task.columns, "rows": "topics.txt", "matrix_columns": "runs.txt",
                 "settings": dict(subs[0][0].settings) if subs else {}, "exported_at": now.isoformat()}
     dump_json(manifest, out / "export.manifest")
-    _write_text(out / "runs.txt", "".join(f"{n}\n" for n in names))  # last: marks a complete export
+    write_text(out / "runs.txt", "".join(f"{n}\n" for n in names))  # last: marks a complete export
     return manifest
