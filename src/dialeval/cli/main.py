@@ -23,6 +23,7 @@ app = typer.Typer(
 # line in this tuple (module names under dialeval.cli), nothing else.
 COMMAND_MODULES: tuple[str, ...] = (
     "evaluate",
+    "measures",
     "demo",
     "corpus",
     "gold",

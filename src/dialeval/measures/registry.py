@@ -140,6 +140,23 @@ def register(measure: Measure) -> Measure:
     return measure
 
 
+def describe(m: Measure) -> dict:
+    """A measure's declaration as plain data (for listings, reports and the JSON of ``dialeval measures``)."""
+    return {"name": m.name, "title": m.title, "scale": m.scale, "range": list(m.range), "symmetric": m.symmetric,
+            "variants": list(ordinal.VARIANTS) if m.has_variant else [], "direction": m.direction,
+            "formula": m.formula, "aliases": list(m.aliases), "citation": m.citation}
+
+
+def markdown_table() -> str:
+    """The registry as a Markdown table (the README's table is this text; a test keeps them equal)."""
+    rows = ["| measure | scale | range | symmetric | definition |", "|---|---|---|---|---|"]
+    for m in MEASURES.values():
+        formula = m.formula.replace("|", "\\|")
+        rows.append(f"| {m.name.upper()} | {m.scale} | [{m.range[0]}, {m.range[1]}] | "
+                    f"{'yes' if m.symmetric else 'no'} | `{formula}` |")
+    return "\n".join(rows) + "\n"
+
+
 def _fmt(v: tuple[float, ...]) -> str:
     parts = []
     for x in v:
