@@ -13,7 +13,20 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(os.environ.get("DIALEVAL_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+
+def _find_data() -> Path:
+    """``$DIALEVAL_DATA``, else the first ``shared/data`` beside the checkout or beside one of its parents."""
+    if os.environ.get("DIALEVAL_DATA"):
+        return Path(os.environ["DIALEVAL_DATA"])
+    here = Path(__file__).resolve()
+    for parent in here.parents[1:]:
+        candidate = parent.parent / "shared" / "data"
+        if candidate.is_dir():
+            return candidate
+    return here.parents[1].parent / "shared" / "data"
+
+
+DATA = _find_data()
 
 
 def _shared_data(*parts: str) -> Path:
