@@ -73,7 +73,10 @@ def run(argv: list[str] | None = None) -> int:
         return _fail("aborted")
     except _USAGE_ERRORS as e:
         fmt = getattr(e, "format_message", None)
-        return _fail(fmt() if callable(fmt) else str(e))
+        message = fmt() if callable(fmt) else str(e)
+        if not message.strip() and type(e).__name__ == "NoArgsIsHelpError":
+            return 0  # a bare `dialeval` (or command group): the help was printed, nothing went wrong
+        return _fail(message)
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
         return _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))
     except KeyboardInterrupt:
