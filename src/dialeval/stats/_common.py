@@ -29,6 +29,30 @@ def seed_label(seed: Seed) -> int | str:
     return "generator" if isinstance(seed, np.random.Generator) else int(seed)
 
 
+def stream_key(seed: Seed) -> int:
+    """The 64-bit key of a counter-based random stream: the seed itself, or one draw from a Generator.
+
+    Procedures that run in parallel (:func:`~dialeval.stats.randomized_tukey_hsd`) derive the random
+    numbers of iteration ``b`` from ``(key, b)`` alone, so the answer does not depend on the thread count.
+    """
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(0, 2**64, dtype=np.uint64))
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**64:
+        raise DialevalError(f"seed {describe(seed)} is not allowed; allowed are an integer in [0, 2**64) or a "
+                            "numpy.random.Generator")
+    return int(seed)
+
+
+TIE_RTOL = 1e-9
+"""Differences of means closer than ``TIE_RTOL * max|X|`` count as equal in randomisation tests, so that
+floating-point rounding never turns a tie (e.g. the identity permutation) into a strict inequality."""
+
+
+def tie_tolerance(X: np.ndarray) -> float:
+    """The absolute tolerance for "at least as extreme" comparisons of means of ``X`` (see TIE_RTOL)."""
+    return TIE_RTOL * float(np.max(np.abs(X))) if X.size else 0.0
+
+
 def check_level(level: float) -> float:
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < float(level) < 1.0:
         raise DialevalError(f"confidence level {describe(level)} is not allowed; allowed are numbers in (0, 1), "
@@ -62,6 +86,33 @@ def as_vector(x: object, what: str, *, allow_missing: bool = False) -> np.ndarra
         i = int(np.flatnonzero(np.isinf(arr))[0])
         raise DialevalError(f"{what}: value {i} is infinite; allowed are finite numbers or None (missing)")
     return arr
+
+
+def as_matrix(X: object, what: str = "X", *, min_rows: int = 2, min_cols: int = 2) -> np.ndarray:
+    """A finite float 2-D array (items x runs) with at least ``min_rows`` rows and ``min_cols`` columns."""
+    try:
+        arr = np.asarray(X, dtype=float)
+    except (TypeError, ValueError):
+        raise DialevalError(f"{what}: expected a 2-D array of numbers (dialogues x runs), received "
+                            f"{describe(X)}") from None
+    if arr.ndim != 2:
+        raise DialevalError(f"{what}: expected a 2-D array (dialogues x runs), received shape {arr.shape}")
+    n, m = arr.shape
+    if n < min_rows or m < min_cols:
+        raise DialevalError(f"{what}: shape {arr.shape} is too small; at least {min_rows} dialogues (rows) and "
+                            f"{min_cols} runs (columns) are needed")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i, j = (int(v) for v in np.argwhere(bad)[0])
+        raise DialevalError(f"{what}: value at row {i}, column {j} is {float(arr[i, j])!r}; allowed are finite numbers")
+    return arr
+
+
+def check_policy(name: str, value: object, allowed: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``allowed``, else a DialevalError naming the policy and its choices."""
+    if value not in allowed:
+        raise DialevalError(f"{name} {describe(value)} is not allowed; allowed are " + ", ".join(map(repr, allowed)))
+    return str(value)
 
 
 @dataclass(frozen=True)
