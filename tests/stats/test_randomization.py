@@ -23,29 +23,36 @@ def _mix(z: int) -> int:
 
 
 class _Stream:
-    """The random stream documented in dialeval.stats._kernels, in plain Python."""
+    """The random streams of iteration b documented in dialeval.stats._kernels, in plain Python."""
 
     def __init__(self, key: int, b: int) -> None:
         self.state = _mix(key ^ _mix(((b + 1) * GAMMA) & M64))
-        self.words: list[int] = []
+        self.rstate = _mix(self.state ^ GAMMA)
 
-    def word(self) -> int:
-        if not self.words:
-            self.state = (self.state + GAMMA) & M64
-            z = _mix(self.state)
-            self.words = [(z >> (16 * i)) & 0xFFFF for i in range(4)]
-        return self.words.pop(0)
+    def output(self) -> int:
+        self.state = (self.state + GAMMA) & M64
+        return _mix(self.state)
 
-    def below(self, s: int) -> int:
-        prod = self.word() * s
-        threshold = (65536 - s) % s
-        while (prod & 0xFFFF) < threshold:
-            prod = self.word() * s
-        return prod >> 16
+    def row_draws(self, m: int) -> list[int]:
+        """j for k = 1..m-1 of one row."""
+        out = []
+        for k0 in range(1, m, 4):
+            z = self.output()
+            for q in range(4):
+                k = k0 + q
+                if k >= m:
+                    break
+                s = k + 1
+                prod = ((z >> (16 * q)) & 0xFFFF) * s
+                while (prod & 0xFFFF) < (65536 - s) % s:
+                    self.rstate = (self.rstate + GAMMA) & M64
+                    prod = (_mix(self.rstate) & 0xFFFF) * s
+                out.append(prod >> 16)
+        return out
 
 
 def _reference_null(X: np.ndarray, B: int, key: int) -> np.ndarray:
-    """Slow loop with the kernel's seed semantics: iteration b permutes every row from the stream of (key, b)."""
+    """Slow loop with the kernel's seed semantics: iteration b permutes every row from the streams of (key, b)."""
     n, m = X.shape
     out = []
     for b in range(B):
@@ -54,8 +61,7 @@ def _reference_null(X: np.ndarray, B: int, key: int) -> np.ndarray:
         for i in range(n):
             row = [0.0] * m
             row[0] = X[i, 0]
-            for k in range(1, m):
-                j = st.below(k + 1)
+            for k, j in enumerate(st.row_draws(m), start=1):
                 row[k] = row[j]
                 row[j] = X[i, k]
             for k in range(m):
@@ -90,9 +96,13 @@ def test_kernel_follows_documented_stream():
 
 
 def test_kernel_stream_with_many_runs():
-    # s up to 300 exercises the rejection branch of the 16-bit draws more often
-    X = np.random.default_rng(4).random((2, 300))
-    assert np.allclose(rz.permutation_null(X, 5, 99), _reference_null(X, 5, 99), rtol=0, atol=1e-12)
+    # draws up to s = 1000 take the rare rejection branch (probability < s / 2**16) many times
+    X = np.random.default_rng(4).random((2, 1000))
+    st = _Stream(99, 0)
+    first = st.rstate
+    st.row_draws(1000)
+    assert st.rstate != first  # the secondary stream was used in iteration 0
+    assert np.array_equal(rz.permutation_null(X, 10, 99), _reference_null(X, 10, 99))
 
 
 def test_pvalues_agree_with_independent_reference(runs_matrix):
