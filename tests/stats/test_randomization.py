@@ -220,3 +220,12 @@ def test_exact_on_request_and_limits(runs_matrix):
 
 def test_zero_difference_has_p_one():
     assert paired_randomization_test([1, 2, 3], [1, 2, 3]).pvalue == 1.0
+
+
+def test_concurrent_callers_get_the_same_answer(runs_matrix):
+    from concurrent.futures import ThreadPoolExecutor
+
+    expected = randomized_tukey_hsd(runs_matrix, B=800, seed=21).pvalues
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: randomized_tukey_hsd(runs_matrix, B=800, seed=21).pvalues, range(8)))
+    assert all(np.array_equal(r, expected) for r in results)

@@ -24,6 +24,8 @@ app = typer.Typer(
 COMMAND_MODULES: tuple[str, ...] = (
     "evaluate",
     "demo",
+    "compare",
+    "stats",
 )
 
 for _name in COMMAND_MODULES:

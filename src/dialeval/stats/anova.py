@@ -6,7 +6,6 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats as sps
 
 from dialeval.errors import DialevalError
 from dialeval.stats._common import as_matrix, check_policy, tie_tolerance
@@ -80,6 +79,7 @@ def anova2(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan") -> Anov
     >>> round(r.S_E, 4), r.df_E, round(r.V_E, 4)
     (0.0433, 2, 0.0217)
     """
+    from scipy import stats as sps  # imported here: keeps `import dialeval` and the CLI fast
     arr = as_matrix(X)
     n, m = arr.shape
     grand = float(arr.mean())

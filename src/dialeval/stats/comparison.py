@@ -13,14 +13,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats as sps
 
 from dialeval import progress as _progress
 from dialeval.errors import DialevalError, describe
 from dialeval.stats._common import Interval, Seed, as_matrix, check_B, check_level, percentile_interval, stream_key
 from dialeval.stats.anova import Anova2, anova2
 from dialeval.stats.bootstrap import bootstrap_column_means
-from dialeval.stats.correlation import RANK_AGREEMENT_CI, Correlation, tau_from_bootstrap
+from dialeval.stats.correlation import (
+    RANK_AGREEMENT_CI,
+    Correlation,
+    jackknife_means,
+    kendall_rows_pairs,
+    tau_from_bootstrap,
+)
 from dialeval.stats.randomization import TUKEY_TEST, TukeyHSD, auto_progress, tukey_from_matrix
 
 RUN_INTERVAL = "percentile bootstrap over dialogues"
@@ -116,8 +121,12 @@ class Comparison:
                 "notes": list(self.notes)}
 
 
-def _letters(i: int) -> str:
-    """Group label i: a..z, then aa, ab, ... (like spreadsheet columns)."""
+def group_label(i: int) -> str:
+    """The label of group i (from 0): a..z, then aa, ab, ... (like spreadsheet columns).
+
+    >>> group_label(0), group_label(25), group_label(26)
+    ('a', 'z', 'aa')
+    """
     out = ""
     i += 1
     while i:
@@ -159,6 +168,11 @@ def _check_alpha(alpha: float) -> float:
     return float(alpha)
 
 
+def check_settings(B: int, seed: Seed, alpha: float, level: float) -> tuple[int, int, float, float]:
+    """Checked ``(B, seed key, alpha, level)`` of a comparison (see :func:`compare_measures`)."""
+    return check_B(B), stream_key(seed), _check_alpha(alpha), check_level(level)
+
+
 def _check_runs(runs: Sequence[str], m: int) -> tuple[str, ...]:
     names = tuple(str(r) for r in runs)
     if len(names) != m:
@@ -176,13 +190,13 @@ def _measure(name: str, X: np.ndarray, runs: tuple[str, ...], lower: bool, tukey
     means = tukey.means
     key = means if lower else -means
     order = [int(i) for i in np.argsort(key, kind="stable")]
-    ranks = sps.rankdata(key, method="min").astype(int)
+    ranks = np.searchsorted(np.sort(key), key, side="left") + 1  # ties share the best rank
     groups = not_different_groups(tukey.pvalues, order, alpha)
     labels = {i: "" for i in range(len(runs))}
     sep = "" if len(groups) <= 26 else ","
     for g, members in enumerate(groups):
         for i in members:
-            labels[i] = (labels[i] + sep if labels[i] else "") + _letters(g)
+            labels[i] = (labels[i] + sep if labels[i] else "") + group_label(g)
     a = anova2(X)
     sd = np.sqrt(a.V_E) if a.V_E > 0 else np.nan
     run_rows = tuple(RunRow(runs[i], float(means[i]), percentile_interval(boot[:, i], level, RUN_INTERVAL),
@@ -259,8 +273,7 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
         lower = {k: bool(lower_is_better[k]) for k in arrays}
     else:
         lower = dict.fromkeys(arrays, bool(lower_is_better))
-    B, level, alpha = check_B(B), check_level(level), _check_alpha(alpha)
-    key = stream_key(seed)
+    B, key, alpha, level = check_settings(B, seed, alpha, level)
     k = len(arrays)
     with _progress.bar(f"{TUKEY_TEST} ({k} measure(s), {m} runs, B={B})", k * B,
                        progress=auto_progress(progress, float(k) * B * n * m)) as bar:
@@ -269,14 +282,14 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
     boots = {name: boot[:, i * m:(i + 1) * m] for i, name in enumerate(arrays)}
     measures = tuple(_measure(name, X, names, lower[name], tukeys[name], boots[name], alpha, level)
                      for name, X in arrays.items())
-    sign = {name: 1.0 if lower[name] else -1.0 for name in arrays}
-    agreement = []
     keys = list(arrays)
-    for i, a in enumerate(keys):
-        for b in keys[i + 1:]:
-            tau = tau_from_bootstrap(sign[a] * tukeys[a].means, sign[b] * tukeys[b].means, sign[a] * boots[a],
-                                     sign[b] * boots[b], level, B, key)
-            agreement.append(RankAgreement(a, b, tau))
+    sign = {name: 1.0 if lower[name] else -1.0 for name in keys}  # orient every measure best-first
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    replicates = kendall_rows_pairs([sign[name] * boots[name] for name in keys], pairs)
+    jackknife = kendall_rows_pairs([sign[name] * jackknife_means(arrays[name]) for name in keys], pairs)
+    agreement = [RankAgreement(keys[i], keys[j], tau_from_bootstrap(
+        sign[keys[i]] * tukeys[keys[i]].means, sign[keys[j]] * tukeys[keys[j]].means, replicates[:, p],
+        jackknife[:, p], level, B, key)) for p, (i, j) in enumerate(pairs)]
     settings = {"test": TUKEY_TEST, "permutation": "scores permuted within each dialogue", "B": B, "seed": key,
                 "alpha": alpha, "level": level, "interval": RUN_INTERVAL, "effect_size": EFFECT_SIZE,
                 "groups": GROUPS, "agreement": "Kendall's tau-b between run means; interval: " + RANK_AGREEMENT_CI,

@@ -7,6 +7,7 @@ difference of run means, which controls the familywise error rate over all pairs
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -33,6 +34,7 @@ _EXACT_LIMIT = 40  # method='exact' is allowed up to here (two halves of 2**20 s
 PAIRED_METHODS = ("auto", "exact", "monte-carlo")
 _CHUNK_WORK = 50_000_000  # kernel cells (iterations x n x m) per chunk: ~0.05-0.1 s, a progress step
 _BAR_WORK = 500_000_000   # auto progress bars from about a second of work
+_KERNEL_LOCK = threading.Lock()  # numba's default (workqueue) threading layer must not be entered concurrently
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -95,7 +97,8 @@ def permutation_null(X: np.ndarray, B: int, key: int, advance: Callable[[int], o
     k = np.uint64(key)
     for start in range(0, B, step):
         stop = min(B, start + step)
-        kernel(Xc, k, start, out[start:stop])
+        with _KERNEL_LOCK:  # callers on several threads (e.g. a web service) take turns; each uses every core
+            kernel(Xc, k, start, out[start:stop])
         if advance is not None:
             advance(stop - start)
     return out

@@ -6,7 +6,6 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats as sps
 
 from dialeval.errors import DialevalError
 from dialeval.stats._common import Interval, as_vector, check_level, check_policy
@@ -53,6 +52,7 @@ def paired_t_test(x: object, y: object, *, level: float = 0.95,
     >>> round(r.statistic, 3), r.df, round(r.pvalue, 3)
     (3.162, 4, 0.034)
     """
+    from scipy import stats as sps  # imported here: keeps `import dialeval` and the CLI fast
     a, b = as_vector(x, "x"), as_vector(y, "y")
     if a.size != b.size:
         raise DialevalError(f"x has {a.size} values and y {b.size}; a paired test needs them to pair up one to one")
