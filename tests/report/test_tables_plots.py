@@ -46,6 +46,10 @@ def test_markdown_numbers_and_escaping(comparison):
     assert f"| 1 | {best.run.replace('|', chr(92) + '|')} | {best.mean:.4f} |" in md
     assert "sys\\|2" in md and "sys|2 |" not in md.replace("sys\\|2", "")
     assert "< 0.0025" in md  # p = 0 is shown as below 1/B
+    assert "| run | vs run | \\|diff\\| | p (Tukey HSD) | ES_E | p < 0.05 |" in md  # every row has 6 cells
+    for line in md.splitlines():
+        if line.startswith("| run | vs run"):
+            assert line.replace("\\|", "").count("|") == 7
 
 
 def test_json_is_the_whole_comparison(comparison):

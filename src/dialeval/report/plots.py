@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dialeval import progress as _progress
 from dialeval.io.atomic import atomic_target
 from dialeval.report.labels import column_label, direction_text
 from dialeval.stats.comparison import Comparison
@@ -59,8 +60,11 @@ def means_figure(c: Comparison) -> Figure:
     return fig
 
 
-def plot_means(c: Comparison, out_dir: str | os.PathLike, stem: str = "means") -> list[Path]:
+def plot_means(c: Comparison, out_dir: str | os.PathLike, stem: str = "means", *,
+               progress: bool | None = None) -> list[Path]:
     """Write :func:`means_figure` as ``out_dir/stem.png`` and ``out_dir/stem.svg`` (atomically); return the paths.
+
+    ``progress``: a bar on stderr (None: on a terminal, for 10 runs or more, which take a second or more).
 
     Examples
     --------
@@ -73,11 +77,17 @@ def plot_means(c: Comparison, out_dir: str | os.PathLike, stem: str = "means") -
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    fig = means_figure(c)
-    written = []
-    for fmt in PLOT_FORMATS:
-        path = out / f"{stem}.{fmt}"
-        with atomic_target(path) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=150, metadata={"Date": None} if fmt == "svg" else None)
-        written.append(path)
+    with _progress.bar(f"plotting {len(c.measures)} panel(s)", len(PLOT_FORMATS) + 1,
+                       progress=progress if progress is not None else (None if len(c.runs) >= 10 else False)) as bar:
+        fig = means_figure(c)
+        fig.draw_without_rendering()  # lay out once, then keep it for every format
+        fig.set_layout_engine("none")
+        bar.advance()
+        written = []
+        for fmt in PLOT_FORMATS:
+            path = out / f"{stem}.{fmt}"
+            with atomic_target(path) as tmp:
+                fig.savefig(tmp, format=fmt, dpi=150, metadata={"Date": None} if fmt == "svg" else None)
+            written.append(path)
+            bar.advance()
     return written

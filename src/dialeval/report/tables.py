@@ -86,7 +86,7 @@ def _md_cell(text: str) -> str:
 
 
 def _md_table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
-    out = ["| " + " | ".join(header) + " |",
+    out = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
            "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
     out += ["| " + " | ".join(_md_cell(x) for x in r) + " |" for r in rows]
     return out
@@ -176,15 +176,15 @@ def render_latex(c: Comparison) -> dict[str, str]:
     for mc in c.measures:
         title = tex(column_title(mc.name))
         out += ["\\begin{table}[htbp]", "\\centering",
-                f"\\caption{{{title}; {direction_text(mc.name)}: run means with {lvl} {tex(s['interval'])} "
-                f"intervals; runs sharing a letter are not significantly different ({how}).}}",
+                f"\\caption{{{title}; {direction_text(mc.name)}: run means with {lvl} intervals "
+                f"({tex(s['interval'])}); runs sharing a letter are not significantly different ({how}).}}",
                 "\\begin{tabular}{rlrrl}", "\\toprule", f"Rank & Run & Mean & {lvl} CI & Group \\\\", "\\midrule"]
         out += [f"{r.rank} & {tex(r.run)} & {_num(r.mean)} & [{_num(r.ci.low)}, {_num(r.ci.high)}] & {r.groups} \\\\"
                 for r in mc.runs]
         out += ["\\bottomrule", "\\end{tabular}", "\\end{table}", "",
                 "\\begin{longtable}{llrrr}",
                 f"\\caption{{{title}: all pairs, better-ranked run first; $p$ from the {how}; "
-                f"ES$_E$ = $|\\bar{{x}}_i - \\bar{{x}}_j| / \\sqrt{{V_E}}$.}} \\\\",
+                f"ES$_E$ = $|\\bar{{x}}_i - \\bar{{x}}_j| / \\sqrt{{V_E}}$; $^{{*}}$: $p < \\alpha$.}} \\\\",
                 "\\toprule", "Run & vs run & $|\\mathrm{diff}|$ & $p$ & ES$_E$ \\\\", "\\midrule", "\\endfirsthead",
                 "\\toprule", "Run & vs run & $|\\mathrm{diff}|$ & $p$ & ES$_E$ \\\\", "\\midrule", "\\endhead"]
         out += [f"{tex(p.better)} & {tex(p.worse)} & {_num(p.abs_diff)} & "

@@ -275,7 +275,7 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
         lower = dict.fromkeys(arrays, bool(lower_is_better))
     B, key, alpha, level = check_settings(B, seed, alpha, level)
     k = len(arrays)
-    with _progress.bar(f"{TUKEY_TEST} ({k} measure(s), {m} runs, B={B})", k * B,
+    with _progress.bar(f"Tukey HSD ({k} measure(s), {m} runs, B={B})", k * B,
                        progress=auto_progress(progress, float(k) * B * n * m)) as bar:
         tukeys = {name: tukey_from_matrix(X, B, key, bar.advance) for name, X in arrays.items()}
     boot = bootstrap_column_means(np.hstack(list(arrays.values())), B, np.random.default_rng(key))
