@@ -82,7 +82,7 @@ def main() -> None:
     ap.add_argument("--m", type=int, default=40, help="runs (columns)")
     ap.add_argument("--B", type=int, default=10_000, help="iterations of the compiled test")
     ap.add_argument("--ref-iterations", type=int, default=300, help="iterations of the reference loop")
-    ap.add_argument("--repeat", type=int, default=5, help="timed repeats (best is reported)")
+    ap.add_argument("--repeat", type=int, default=10, help="timed repeats of the compiled test (best is reported)")
     ap.add_argument("--skip-compile", action="store_true", help="skip the fresh-process compile measurements")
     a = ap.parse_args()
 
@@ -91,8 +91,8 @@ def main() -> None:
     X = np.clip(rng.beta(2, 8, (a.n, 1)) + rng.normal(0, 0.05, (a.n, a.m)) + np.linspace(0, 0.05, a.m), 0, 1)
 
     print(f"settings: n={a.n} dialogues, m={a.m} runs, B={a.B}; reference loop {a.ref_iterations} iterations; "
-          f"best of {a.repeat}; numba {numba.__version__} ({numba.config.THREADING_LAYER} layer), "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
+          f"best of {a.repeat} (reference: best of 3); {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.2f}")
 
     if not a.skip_compile:
         with tempfile.TemporaryDirectory() as cache:
@@ -103,12 +103,13 @@ def main() -> None:
 
     randomized_tukey_hsd(X, B=100, seed=0, progress=False)  # compile/load in this process
     threads = numba.get_num_threads()
+    print(f"numba {numba.__version__}, threading layer {numba.threading_layer()}, {threads} threads")
     t_par = best_of(lambda: randomized_tukey_hsd(X, B=a.B, seed=0, progress=False), a.repeat)
     numba.set_num_threads(1)
     t_one = best_of(lambda: randomized_tukey_hsd(X, B=a.B, seed=0, progress=False), a.repeat)
     numba.set_num_threads(threads)
-    t_ref = best_of(lambda: reference_loop(X, a.ref_iterations, 0), max(1, a.repeat // 2))
-    t_np = best_of(lambda: numpy_vectorised(X, a.ref_iterations, 0), max(1, a.repeat // 2))
+    t_ref = best_of(lambda: reference_loop(X, a.ref_iterations, 0), 3)
+    t_np = best_of(lambda: numpy_vectorised(X, a.ref_iterations, 0), 3)
 
     per_par, per_one = t_par / a.B, t_one / a.B
     per_ref, per_np = t_ref / a.ref_iterations, t_np / a.ref_iterations

@@ -99,3 +99,10 @@ def test_validation(runs_matrix, kwargs, match):
 def test_shapes_must_match(runs_matrix):
     with pytest.raises(DialevalError, match="differ in shape"):
         compare_measures({"a": runs_matrix, "b": runs_matrix[:10]}, RUNS, B=10)
+
+
+def test_same_seed_same_comparison(runs_matrix):
+    def run():
+        return compare_measures({"m1": runs_matrix, "m2": runs_matrix**2}, RUNS, B=300, seed=6).to_dict()
+
+    assert run() == run()
