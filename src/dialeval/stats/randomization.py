@@ -34,7 +34,7 @@ _EXACT_LIMIT = 40  # method='exact' is allowed up to here (two halves of 2**20 s
 PAIRED_METHODS = ("auto", "exact", "monte-carlo")
 _CHUNK_WORK = 50_000_000  # kernel cells (iterations x n x m) per chunk: ~0.05-0.1 s, a progress step
 _BAR_WORK = 500_000_000   # auto progress bars from about a second of work
-_KERNEL_LOCK = threading.Lock()  # numba's default (workqueue) threading layer must not be entered concurrently
+_KERNEL_LOCK = threading.Lock()  # numba's workqueue threading layer must not be entered from two threads at once
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
