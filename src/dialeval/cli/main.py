@@ -25,6 +25,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "evaluate",
     "measures",
     "demo",
+    "compare",
+    "stats",
     "corpus",
     "gold",
     "correlate",

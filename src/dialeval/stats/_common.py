@@ -29,6 +29,30 @@ def seed_label(seed: Seed) -> int | str:
     return "generator" if isinstance(seed, np.random.Generator) else int(seed)
 
 
+def stream_key(seed: Seed) -> int:
+    """The 64-bit key of a counter-based random stream: the seed itself, or one draw from a Generator.
+
+    Procedures that run in parallel (:func:`~dialeval.stats.randomized_tukey_hsd`) derive the random
+    numbers of iteration ``b`` from ``(key, b)`` alone, so the answer does not depend on the thread count.
+    """
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(0, 2**64, dtype=np.uint64))
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**64:
+        raise DialevalError(f"seed {describe(seed)} is not allowed; allowed are an integer in [0, 2**64) or a "
+                            "numpy.random.Generator")
+    return int(seed)
+
+
+TIE_RTOL = 1e-9
+"""Differences of means closer than ``TIE_RTOL * max|X|`` count as equal in randomisation tests, so that
+floating-point rounding never turns a tie (e.g. the identity permutation) into a strict inequality."""
+
+
+def tie_tolerance(X: np.ndarray) -> float:
+    """The absolute tolerance for "at least as extreme" comparisons of means of ``X`` (see TIE_RTOL)."""
+    return TIE_RTOL * float(np.max(np.abs(X))) if X.size else 0.0
+
+
 def check_level(level: float) -> float:
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < float(level) < 1.0:
         raise DialevalError(f"confidence level {describe(level)} is not allowed; allowed are numbers in (0, 1), "
@@ -64,6 +88,33 @@ def as_vector(x: object, what: str, *, allow_missing: bool = False) -> np.ndarra
     return arr
 
 
+def as_matrix(X: object, what: str = "X", *, min_rows: int = 2, min_cols: int = 2) -> np.ndarray:
+    """A finite float 2-D array (items x runs) with at least ``min_rows`` rows and ``min_cols`` columns."""
+    try:
+        arr = np.asarray(X, dtype=float)
+    except (TypeError, ValueError):
+        raise DialevalError(f"{what}: expected a 2-D array of numbers (dialogues x runs), received "
+                            f"{describe(X)}") from None
+    if arr.ndim != 2:
+        raise DialevalError(f"{what}: expected a 2-D array (dialogues x runs), received shape {arr.shape}")
+    n, m = arr.shape
+    if n < min_rows or m < min_cols:
+        raise DialevalError(f"{what}: shape {arr.shape} is too small; at least {min_rows} dialogues (rows) and "
+                            f"{min_cols} runs (columns) are needed")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i, j = (int(v) for v in np.argwhere(bad)[0])
+        raise DialevalError(f"{what}: value at row {i}, column {j} is {float(arr[i, j])!r}; allowed are finite numbers")
+    return arr
+
+
+def check_policy(name: str, value: object, allowed: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``allowed``, else a DialevalError naming the policy and its choices."""
+    if value not in allowed:
+        raise DialevalError(f"{name} {describe(value)} is not allowed; allowed are " + ", ".join(map(repr, allowed)))
+    return str(value)
+
+
 @dataclass(frozen=True)
 class Interval:
     """A confidence interval: ``[low, high]`` at ``level``, and how it was made."""
@@ -84,4 +135,34 @@ def percentile_interval(samples: np.ndarray, level: float, method: str) -> Inter
         return Interval(float("nan"), float("nan"), level, method)
     tail = (1.0 - level) / 2.0 * 100.0
     lo, hi = np.percentile(s, [tail, 100.0 - tail])
+    return Interval(float(lo), float(hi), level, method)
+
+
+def bca_interval(samples: np.ndarray, estimate: float, jackknife: np.ndarray, level: float, method: str) -> Interval:
+    """The bias-corrected and accelerated (BCa) bootstrap interval (Efron 1987).
+
+    With ``z0 = Phi^-1(share of samples below the estimate, ties counting half)`` and the acceleration
+    ``a = sum d^3 / (6 (sum d^2)^1.5)``, ``d = mean(jackknife) - jackknife``, the bounds are the
+    ``Phi(z0 + (z0 + z) / (1 - a (z0 + z)))`` percentiles of the samples for ``z = Phi^-1((1 -+ level) / 2)``.
+    Unlike the plain percentile interval it stays around the estimate when resampling shifts the statistic
+    (as it does for Kendall's tau near 1). NaN samples are dropped; NaN bounds if none is left.
+    """
+    from statistics import NormalDist
+
+    s = samples[np.isfinite(samples)]
+    if s.size == 0 or not np.isfinite(estimate):
+        return Interval(float("nan"), float("nan"), level, method)
+    nd = NormalDist()
+    tie = np.abs(s - estimate) <= 1e-12 * max(1.0, abs(estimate))  # rounding of the same value is a tie
+    share = (np.count_nonzero((s < estimate) & ~tie) + 0.5 * np.count_nonzero(tie)) / s.size
+    z0 = nd.inv_cdf(min(max(share, 0.5 / s.size), 1.0 - 0.5 / s.size))
+    jk = jackknife[np.isfinite(jackknife)]
+    d = jk.mean() - jk if jk.size else np.zeros(1)
+    den = 6.0 * float((d * d).sum()) ** 1.5
+    a = float((d**3).sum()) / den if den > 0 else 0.0
+    pct = []
+    for z in (nd.inv_cdf((1.0 - level) / 2.0), nd.inv_cdf((1.0 + level) / 2.0)):
+        shrink = 1.0 - a * (z0 + z)
+        pct.append(100.0 * nd.cdf(z0 + (z0 + z) / shrink) if shrink > 0 else (100.0 if z0 + z > 0 else 0.0))
+    lo, hi = np.percentile(s, pct)
     return Interval(float(lo), float(hi), level, method)

@@ -35,16 +35,34 @@ class BootstrapCI:
         return asdict(self)
 
 
-def bootstrap_means(x: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
-    """Means of ``B`` resamples (with replacement) of the 1-D array ``x``, drawn in bounded chunks."""
-    n = x.size
-    out = np.empty(B)
+def resample_counts(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` bootstrap resamples of n items as counts: row r says how often each item was drawn.
+
+    The draws are ``rng.integers(0, n, size=(size, n))``, one resample a row.
+    """
+    idx = rng.integers(0, n, size=(size, n))
+    idx += np.arange(size)[:, None] * n
+    return np.bincount(idx.ravel(), minlength=size * n).reshape(size, n).astype(float)
+
+
+def bootstrap_column_means(X: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
+    """Column means of ``B`` resamples of the rows of the n x c array ``X`` (rows drawn with replacement).
+
+    Every column sees the same resampled rows (a paired bootstrap). Returns a B x c array; the draws are
+    made in bounded chunks.
+    """
+    n = X.shape[0]
+    out = np.empty((B, X.shape[1]))
     step = max(1, _CHUNK_CELLS // max(n, 1))
     for start in range(0, B, step):
         stop = min(B, start + step)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        out[start:stop] = x[idx].mean(axis=1)
+        out[start:stop] = resample_counts(n, stop - start, rng) @ X / n
     return out
+
+
+def bootstrap_means(x: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
+    """Means of ``B`` resamples (with replacement) of the 1-D array ``x``, drawn in bounded chunks."""
+    return bootstrap_column_means(x[:, None], B, rng)[:, 0]
 
 
 def bootstrap_ci(x: object, level: float = 0.95, B: int = 10_000, seed: Seed = 0) -> BootstrapCI:

@@ -1,0 +1,90 @@
+"""``dialeval compare``: score runs against gold and compare them (Tukey HSD, ES_E, groups, rank agreement)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from dialeval.cli._common import choice_enum, err, warn
+from dialeval.errors import DialevalError
+from dialeval.io.discpower import check_run_names, write_matrices
+from dialeval.measures.ordinal import VARIANTS
+from dialeval.report import (
+    MISSING_POLICIES,
+    REPORT_FORMATS,
+    compare_scored,
+    plot_means,
+    report_text,
+    run_files,
+    score_runs,
+    write_report,
+)
+from dialeval.stats.comparison import check_settings
+
+Format = choice_enum("Format", tuple(REPORT_FORMATS))
+Missing = choice_enum("Missing", MISSING_POLICIES)
+Variant = choice_enum("Variant", VARIANTS)
+
+
+def _value(choice: object) -> str:
+    return str(getattr(choice, "value", choice))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("compare")
+    def compare_cmd(
+        runs: list[Path] = typer.Argument(..., help="Run files (JSON submissions) or folders of them (*.json)."),
+        gold: Path = typer.Option(..., "--gold", help="Annotated STC-3/DialEval dataset (JSON)."),
+        formats: list[Format] = typer.Option(["md"], "--format", "-f",  # type: ignore[valid-type]
+                                             help="Report format; repeat for several (needs --out)."),
+        out_dir: Path | None = typer.Option(None, "--out", help="Write the report files (and plots) here; "
+                                            "without it the report goes to stdout."),
+        plot: bool = typer.Option(False, "--plot", help="Also write means.png and means.svg to --out: run means "
+                                  "with intervals, one panel per measure."),
+        iterations: int = typer.Option(5000, "-B", "--iterations", help="Tukey HSD iterations and bootstrap "
+                                       "resamples (10000 for publication)."),
+        seed: int = typer.Option(0, "--seed", help="Random seed: same seed, same report."),
+        alpha: float = typer.Option(0.05, "--alpha", help="Significance level for the groups and pairs."),
+        level: float = typer.Option(0.95, "--level", help="Confidence level of the intervals."),
+        missing: Missing = typer.Option("error", "--missing",  # type: ignore[valid-type]
+                                        help="A run lacking gold dialogues: error, score them as the worst "
+                                        "(1.0), or compare on the dialogues common to all runs."),
+        matrix_out: Path | None = typer.Option(None, "--matrix-out", help="Also write Discpower files here: "
+                                               "runs.txt, topics.txt, one <column>.matrix per score column."),
+        nugget_alpha: float = typer.Option(0.5, "--nugget-alpha", help="ND weight of customer turns (helpdesk: "
+                                           "1-alpha), in [0, 1]."),
+        rsnod_variant: Variant = typer.Option("paper", "--rsnod-variant",  # type: ignore[valid-type]
+                                              help="'paper' (default) or the 2018 script's all-bins RSNOD."),
+    ) -> None:
+        """Compare RUNS scored against GOLD under every measure and key.
+
+        Per measure: run means with bootstrap intervals and ranks, every pair with |diff|, randomised Tukey
+        HSD p-value and effect size ES_E, the groups of runs not significantly different at --alpha; and
+        Kendall's tau between the measures' rankings (interval: bootstrap over dialogues).
+        """
+        fmts = [_value(f) for f in formats]
+        if out_dir is None and len(fmts) > 1:
+            raise DialevalError(f"{len(fmts)} formats ({', '.join(fmts)}) need --out DIR; stdout takes one")
+        if plot and out_dir is None:
+            raise DialevalError("--plot writes means.png and means.svg and needs --out DIR")
+        B, key, alpha, level = check_settings(iterations, seed, alpha, level)
+        files = run_files(runs, exclude=gold)
+        if matrix_out is not None:
+            check_run_names([f.stem for f in files])
+        matrix = score_runs(files, str(gold), missing=_value(missing), nugget_alpha=nugget_alpha,
+                            rsnod_variant=_value(rsnod_variant))
+        for note in matrix.notes:
+            warn(note)
+        if matrix_out is not None:
+            written = write_matrices(matrix_out, matrix.runs, matrix.ids, matrix.matrices())
+            err.print(f"wrote {len(written)} Discpower files to {matrix_out}", markup=False)
+        comparison = compare_scored(matrix, B=B, seed=key, alpha=alpha, level=level)
+        if out_dir is None:
+            sys.stdout.write(report_text(comparison, fmts[0]))
+            return
+        paths = [p for f in dict.fromkeys(fmts) for p in write_report(comparison, f, out_dir)]
+        if plot:
+            paths += plot_means(comparison, out_dir)
+        err.print("wrote " + ", ".join(str(p) for p in paths), markup=False)

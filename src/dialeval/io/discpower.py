@@ -1,0 +1,126 @@
+"""Discpower's files (Sakai's randomised Tukey HSD tool): run lists, topic-by-run matrices, result lines.
+
+- run list: one run name per line (names without whitespace);
+- matrix: one line per topic (dialogue), scores separated by whitespace, columns in run-list order;
+- result: one line per pair of runs, ``runA runB |diff| p``, pairs in run-list order.
+
+``write_matrices`` also writes ``topics.txt`` (one dialogue id per line, the row order) and names each
+matrix ``<column>.matrix`` after the score column (``quality.nmd.A.matrix``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from dialeval.errors import DialevalError, describe
+from dialeval.io.atomic import write_text
+
+
+def _lines(path: Path) -> list[str]:
+    if not path.exists():
+        raise DialevalError("no such file", file=str(path))
+    if path.is_dir():
+        raise DialevalError("is a folder; expected a text file", file=str(path))
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        raise DialevalError(f"not UTF-8 text ({e.reason} at byte {e.start})", file=str(path)) from None
+
+
+def check_run_names(names: Sequence[str], file: str | None = None) -> None:
+    """Run names Discpower's space-separated lines can carry: non-empty, no whitespace, unique."""
+    seen: set[str] = set()
+    for i, name in enumerate(names, start=1):
+        if not name or any(ch.isspace() for ch in name):
+            raise DialevalError(f"run name {describe(name)} (run {i}) is empty or contains whitespace; Discpower "
+                                "files separate fields by whitespace", file=file)
+        if name in seen:
+            raise DialevalError(f"run name {name!r} appears twice (run {i}); run names must be unique", file=file)
+        seen.add(name)
+
+
+def read_runlist(path: str | os.PathLike) -> list[str]:
+    """Run names, one per line (surrounding whitespace and blank lines ignored)."""
+    p = Path(path)
+    names = [line.strip() for line in _lines(p) if line.strip()]
+    if len(names) < 2:
+        raise DialevalError(f"{len(names)} run name(s); a run list needs at least 2, one per line", file=str(p))
+    check_run_names(names, str(p))
+    return names
+
+
+def read_matrix(path: str | os.PathLike, runs: int | None = None) -> np.ndarray:
+    """The topic-by-run matrix: one line per topic, ``runs`` numbers each (blank lines ignored).
+
+    Raises
+    ------
+    DialevalError
+        Naming the file and line, if a value is not a finite number or a line has the wrong count.
+    """
+    p = Path(path)
+    rows: list[list[float]] = []
+    width = runs
+    for lineno, line in enumerate(_lines(p), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        if width is None:
+            width = len(fields)
+        if len(fields) != width:
+            raise DialevalError(f"line {lineno} has {len(fields)} value(s); expected {width} (one per run in the "
+                                "run list)", file=str(p))
+        try:
+            values = [float(v) for v in fields]
+        except ValueError:
+            bad = next(v for v in fields if not _is_float(v))
+            raise DialevalError(f"line {lineno}: {bad!r} is not a number", file=str(p)) from None
+        if not all(np.isfinite(values)):
+            raise DialevalError(f"line {lineno}: values must be finite numbers", file=str(p))
+        rows.append(values)
+    if len(rows) < 2:
+        raise DialevalError(f"{len(rows)} topic line(s); a matrix needs at least 2", file=str(p))
+    return np.array(rows)
+
+
+def _is_float(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+def result_lines(runs: Sequence[str], means: np.ndarray, pvalues: np.ndarray) -> list[str]:
+    """Discpower's output: ``runA runB |diff| p`` for every pair i < j in run-list order.
+
+    >>> import numpy as np
+    >>> result_lines(["a", "b"], np.array([0.5, 0.25]), np.array([[1, 0.0312], [0.0312, 1]]))
+    ['a b 0.250000 0.031200']
+    """
+    out = []
+    for i in range(len(runs)):
+        for j in range(i + 1, len(runs)):
+            out.append(f"{runs[i]} {runs[j]} {abs(means[i] - means[j]):.6f} {pvalues[i, j]:.6f}")
+    return out
+
+
+def write_matrices(out_dir: str | os.PathLike, runs: Sequence[str], ids: Sequence[str],
+                   matrices: Mapping[str, np.ndarray]) -> list[Path]:
+    """Write ``runs.txt``, ``topics.txt`` and one ``<column>.matrix`` (n x m, full precision) per column."""
+    check_run_names(runs)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    files = {"runs.txt": "".join(f"{r}\n" for r in runs), "topics.txt": "".join(f"{i}\n" for i in ids)}
+    for name, X in matrices.items():
+        if X.shape != (len(ids), len(runs)):
+            raise DialevalError(f"matrix {name!r} has shape {X.shape}; expected ({len(ids)}, {len(runs)})")
+        files[f"{name}.matrix"] = "".join(" ".join(repr(float(v)) for v in row) + "\n" for row in X)
+    for fname, text in files.items():
+        write_text(out / fname, text)
+        written.append(out / fname)
+    return written

@@ -1,0 +1,258 @@
+"""A :class:`~dialeval.stats.Comparison` as Markdown, CSV, LaTeX or JSON, each saying how it was made.
+
+Every format carries the test, B, seed, alpha, interval level and methods and the dialeval version;
+measure headers come from the measures registry (:mod:`dialeval.report.labels`). The formats are
+declared once, in :data:`REPORT_FORMATS`; the CLI's choices come from there.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from dialeval.errors import DialevalError
+from dialeval.io.atomic import write_text
+from dialeval.report.labels import column_label, column_title, direction_text
+from dialeval.stats.comparison import Comparison, MeasureComparison, group_label
+
+
+@dataclass(frozen=True)
+class ReportFormat:
+    """One output format: ``render(comparison)`` gives ``{part: text}`` (part "" for a single file)."""
+
+    name: str
+    title: str
+    extension: str
+    render: Callable[[Comparison], dict[str, str]]
+
+
+# ---------------------------------------------------------------- shared pieces
+
+def _num(v: float, digits: int = 4) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"{v:.{digits}f}"
+
+
+def _p(p: float, B: int) -> str:
+    """A p-value for people: 0 means below the resolution 1/B."""
+    if not math.isfinite(p):
+        return "n/a"
+    return f"< {1 / B:.4g}" if p == 0 else f"{p:.4f}"
+
+
+def _pct(level: float) -> str:
+    return f"{level * 100:g}%"
+
+
+def settings_lines(c: Comparison) -> list[str]:
+    """The settings of a comparison as sentences (the header of every format but JSON, which has them all)."""
+    s = c.settings
+    lines = [f"{len(c.runs)} runs, {c.n} dialogues; dialeval {s['dialeval_version']}",
+             f"test: {s['test']} ({s['permutation']}), B = {s['B']}, seed = {s['seed']}, alpha = {s['alpha']}",
+             f"intervals of run means: {_pct(s['level'])} {s['interval']} (B = {s['B']})",
+             f"effect size: {s['effect_size']}",
+             f"groups: {s['groups']}",
+             f"rank agreement: {s['agreement']}"]
+    sc = s.get("scoring")
+    if sc:
+        lines.append(f"scoring: gold {sc['gold']}; missing dialogues: {sc['missing']}; nugget alpha "
+                     f"{sc['nugget_alpha']}; RSNOD variant {sc['rsnod_variant']}")
+    return lines
+
+
+def _p_exact(p: float) -> str:
+    """A p-value from a distribution function: 4 decimals, scientific below 1e-4, bounded by double precision."""
+    if not math.isfinite(p):
+        return "n/a"
+    return f"{p:.4f}" if p >= 1e-4 else ("< 1e-16" if p < 1e-16 else f"{p:.1e}")
+
+
+def _anova_line(mc: MeasureComparison) -> str:
+    a = mc.anova
+    return (f"two-way ANOVA without replication: F({a.df_runs}, {a.df_E}) = {_num(a.F, 3)}, p = {_p_exact(a.pvalue)}, "
+            f"V_E = {a.V_E:.6g}")
+
+
+# ---------------------------------------------------------------- Markdown
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def _md_table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
+    out = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
+           "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
+    out += ["| " + " | ".join(_md_cell(x) for x in r) + " |" for r in rows]
+    return out
+
+
+def render_markdown(c: Comparison) -> dict[str, str]:
+    B, lvl = c.settings["B"], _pct(c.settings["level"])
+    out = [f"# Comparison of {len(c.runs)} runs", ""]
+    out += [f"- {line}" for line in settings_lines(c)]
+    for mc in c.measures:
+        out += ["", f"## {column_title(mc.name)}; {direction_text(mc.name)}", ""]
+        out += _md_table(["rank", "run", "mean", f"{lvl} CI", "group"],
+                         [[str(r.rank), r.run, _num(r.mean), f"[{_num(r.ci.low)}, {_num(r.ci.high)}]", r.groups]
+                          for r in mc.runs], "rlrrl")
+        out += ["", _anova_line(mc) + ".", "",
+                f"Groups not significantly different at alpha = {mc.alpha} (runs sharing a letter):", ""]
+        out += [f"- {group_label(i)}: " + ", ".join(g) for i, g in enumerate(mc.groups)]
+        out += ["", f"All pairs ({column_label(mc.name)}), better-ranked run first:", ""]
+        out += _md_table(["run", "vs run", "|diff|", "p (Tukey HSD)", "ES_E", f"p < {mc.alpha}"],
+                         [[p.better, p.worse, _num(p.abs_diff), _p(p.pvalue, B), _num(p.effect_size, 3),
+                           "yes" if p.significant else "no"] for p in mc.pairs], "llrrrl")
+    if c.agreement:
+        out += ["", "## Agreement of the measures' rankings", "",
+                f"Kendall's tau-b between the run means of two measures (both oriented best first); "
+                f"{lvl} interval: {c.agreement[0].tau.ci.method}, B = {B}; p: scipy's test of tau = 0 "
+                f"over the {len(c.runs)} runs.", ""]
+        out += _md_table(["measure", "measure", "tau", f"{lvl} CI", "p"],
+                         [[column_label(a.first), column_label(a.second), _num(a.tau.statistic, 3),
+                           f"[{_num(a.tau.ci.low, 3)}, {_num(a.tau.ci.high, 3)}]", _p_exact(a.tau.pvalue)]
+                          for a in c.agreement], "llrrr")
+    if c.notes:
+        out += ["", "## Notes", ""] + [f"- {n}" for n in c.notes]
+    return {"": "\n".join(out) + "\n"}
+
+
+# ---------------------------------------------------------------- CSV
+
+def _csv(header: list[str], rows: list[list[object]], comments: list[str]) -> str:
+    buf = io.StringIO()
+    for line in comments:
+        buf.write(f"# {line}\n")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows([["" if isinstance(v, float) and not math.isfinite(v) else v for v in r] for r in rows])
+    return buf.getvalue()
+
+
+def render_csv(c: Comparison) -> dict[str, str]:
+    """Four tables (runs, pairs, groups, agreement), each with the settings as ``#`` comment lines."""
+    com = settings_lines(c)
+    runs = [[mc.name, column_label(mc.name), r.rank, r.run, r.mean, r.ci.low, r.ci.high, r.ci.level, r.groups]
+            for mc in c.measures for r in mc.runs]
+    pairs = [[mc.name, p.better, p.worse, p.abs_diff, p.pvalue, p.effect_size, p.significant]
+             for mc in c.measures for p in mc.pairs]
+    groups = [[mc.name, group_label(i), " ".join(g)] for mc in c.measures for i, g in enumerate(mc.groups)]
+    agreement = [[a.first, a.second, a.tau.statistic, a.tau.ci.low, a.tau.ci.high, a.tau.ci.level, a.tau.pvalue,
+                  a.tau.n] for a in c.agreement]
+    return {
+        "runs": _csv(["measure", "label", "rank", "run", "mean", "ci_low", "ci_high", "level", "groups"], runs, com),
+        "pairs": _csv(["measure", "better", "worse", "abs_diff", "pvalue", "effect_size", "significant"], pairs,
+                      com),
+        "groups": _csv(["measure", "group", "runs"], groups, com),
+        "agreement": _csv(["first", "second", "tau", "ci_low", "ci_high", "level", "pvalue", "runs"], agreement,
+                          com),
+    }
+
+
+# ---------------------------------------------------------------- LaTeX
+
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def tex(text: object) -> str:
+    """Text escaped for LaTeX."""
+    return "".join(_TEX.get(ch, ch) for ch in str(text))
+
+
+def render_latex(c: Comparison) -> dict[str, str]:
+    """Tables for a paper: needs ``\\usepackage{booktabs,longtable}``."""
+    s = c.settings
+    B, lvl = s["B"], tex(_pct(s["level"]))
+    how = (f"randomised Tukey HSD, $B = {B}$, seed {s['seed']}, $\\alpha = {s['alpha']}$; "
+           f"dialeval {tex(s['dialeval_version'])}")
+    out = ["% " + line for line in settings_lines(c)]
+    out += ["% needs \\usepackage{booktabs,longtable}", ""]
+    for mc in c.measures:
+        title = tex(column_title(mc.name))
+        out += ["\\begin{table}[htbp]", "\\centering",
+                f"\\caption{{{title}; {direction_text(mc.name)}: run means with {lvl} intervals "
+                f"({tex(s['interval'])}); runs sharing a letter are not significantly different ({how}).}}",
+                "\\begin{tabular}{rlrrl}", "\\toprule", f"Rank & Run & Mean & {lvl} CI & Group \\\\", "\\midrule"]
+        out += [f"{r.rank} & {tex(r.run)} & {_num(r.mean)} & [{_num(r.ci.low)}, {_num(r.ci.high)}] & {r.groups} \\\\"
+                for r in mc.runs]
+        out += ["\\bottomrule", "\\end{tabular}", "\\end{table}", "",
+                "\\begin{longtable}{llrrr}",
+                f"\\caption{{{title}: all pairs, better-ranked run first; $p$ from the {how}; "
+                f"ES$_E$ = $|\\bar{{x}}_i - \\bar{{x}}_j| / \\sqrt{{V_E}}$; $^{{*}}$: $p < \\alpha$.}} \\\\",
+                "\\toprule", "Run & vs run & $|\\mathrm{diff}|$ & $p$ & ES$_E$ \\\\", "\\midrule", "\\endfirsthead",
+                "\\toprule", "Run & vs run & $|\\mathrm{diff}|$ & $p$ & ES$_E$ \\\\", "\\midrule", "\\endhead"]
+        out += [f"{tex(p.better)} & {tex(p.worse)} & {_num(p.abs_diff)} & "
+                f"{'$' + tex(_p(p.pvalue, B)) + '$' if p.pvalue == 0 else _p(p.pvalue, B)}"
+                f"{'$^{*}$' if p.significant else ''} & {_num(p.effect_size, 3)} \\\\" for p in mc.pairs]
+        out += ["\\bottomrule", "\\end{longtable}", ""]
+    if c.agreement:
+        out += ["\\begin{table}[htbp]", "\\centering",
+                f"\\caption{{Kendall's $\\tau_b$ between the measures' run rankings; {lvl} interval: "
+                f"{tex(c.agreement[0].tau.ci.method)}, $B = {B}$, seed {s['seed']}; dialeval "
+                f"{tex(s['dialeval_version'])}.}}",
+                "\\begin{tabular}{llrr}", "\\toprule", f"Measure & Measure & $\\tau_b$ & {lvl} CI \\\\", "\\midrule"]
+        out += [f"{tex(column_label(a.first))} & {tex(column_label(a.second))} & {_num(a.tau.statistic, 3)} & "
+                f"[{_num(a.tau.ci.low, 3)}, {_num(a.tau.ci.high, 3)}] \\\\" for a in c.agreement]
+        out += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
+    return {"": "\n".join(out)}
+
+
+# ---------------------------------------------------------------- JSON
+
+def comparison_dict(c: Comparison) -> dict:
+    """The whole comparison as plain data, with each measure's label, title and direction from the registry."""
+    d = c.to_dict()
+    for m in d["measures"]:
+        m.update(label=column_label(m["name"]), title=column_title(m["name"]))
+    return d
+
+
+def render_json(c: Comparison) -> dict[str, str]:
+    data = orjson.dumps(comparison_dict(c), option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
+    return {"": data.decode() + "\n"}
+
+
+REPORT_FORMATS: dict[str, ReportFormat] = {f.name: f for f in (
+    ReportFormat("md", "Markdown", ".md", render_markdown),
+    ReportFormat("csv", "CSV (one file per table)", ".csv", render_csv),
+    ReportFormat("latex", "LaTeX (booktabs, longtable)", ".tex", render_latex),
+    ReportFormat("json", "JSON", ".json", render_json),
+)}
+"""The report formats, in the order the CLI lists them."""
+
+
+def get_format(name: str) -> ReportFormat:
+    if name not in REPORT_FORMATS:
+        raise DialevalError(f"report format {name!r} is not allowed; allowed are " + ", ".join(REPORT_FORMATS))
+    return REPORT_FORMATS[name]
+
+
+def report_text(c: Comparison, fmt: str) -> str:
+    """The report as one text (the CSV tables one after another, each after a ``# table: NAME`` line)."""
+    parts = get_format(fmt).render(c)
+    if list(parts) == [""]:
+        return parts[""]
+    return "\n".join(f"# table: {name}\n{text}" for name, text in parts.items())
+
+
+def write_report(c: Comparison, fmt: str, out_dir: str | os.PathLike, stem: str = "comparison") -> list[Path]:
+    """Write the report in ``fmt`` under ``out_dir`` (created if needed); returns the files written.
+
+    One file ``stem.<ext>``; CSV writes one file a table: ``stem-runs.csv``, ``stem-pairs.csv``,
+    ``stem-groups.csv``, ``stem-agreement.csv``.
+    """
+    f = get_format(fmt)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for part, text in f.render(c).items():
+        path = out / f"{stem}{'-' + part if part else ''}{f.extension}"
+        write_text(path, text)
+        written.append(path)
+    return written

@@ -1,0 +1,314 @@
+"""Everything a results table of a shared task needs, for a set of runs under one or more measures.
+
+For each measure: run means with bootstrap intervals and ranks, every pair with |diff|, randomised
+Tukey HSD p and ES_E, and the groups of runs not significantly different; across measures, Kendall's tau
+between their rankings of the runs with a bootstrap-over-dialogues interval. The result is one object
+that :mod:`dialeval.report` renders; it computes nothing the functions of this package don't expose.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dialeval import progress as _progress
+from dialeval.errors import DialevalError, describe
+from dialeval.stats._common import Interval, Seed, as_matrix, check_B, check_level, percentile_interval, stream_key
+from dialeval.stats.anova import Anova2, anova2
+from dialeval.stats.bootstrap import bootstrap_column_means
+from dialeval.stats.correlation import (
+    RANK_AGREEMENT_CI,
+    Correlation,
+    jackknife_means,
+    kendall_rows_pairs,
+    tau_from_bootstrap,
+)
+from dialeval.stats.randomization import TUKEY_TEST, TukeyHSD, auto_progress, tukey_from_matrix
+
+RUN_INTERVAL = "percentile bootstrap over dialogues"
+EFFECT_SIZE = "ES_E = |diff| / sqrt(V_E), V_E from two-way ANOVA without replication"
+GROUPS = "maximal sets of runs adjacent in rank order whose every pair has p >= alpha"
+
+
+def _version() -> str:
+    from dialeval import __version__
+    return __version__
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run under one measure: mean, interval, rank (1 = best; ties share the best rank), group letters."""
+
+    run: str
+    mean: float
+    ci: Interval
+    rank: int
+    groups: str
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One pair of runs, the better-ranked first: |difference of means|, Tukey p, ES_E, p < alpha."""
+
+    better: str
+    worse: str
+    abs_diff: float
+    pvalue: float
+    effect_size: float
+    significant: bool
+
+
+@dataclass(frozen=True, eq=False)
+class MeasureComparison:
+    """The runs compared under one measure (``name``); ``runs`` and ``pairs`` in rank order, best first."""
+
+    name: str
+    lower_is_better: bool
+    runs: tuple[RunRow, ...]
+    pairs: tuple[PairRow, ...]
+    groups: tuple[tuple[str, ...], ...]
+    anova: Anova2
+    tukey: TukeyHSD
+    alpha: float
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "lower_is_better": self.lower_is_better,
+                "runs": [{"run": r.run, "mean": r.mean, "ci": r.ci.to_dict(), "rank": r.rank, "groups": r.groups}
+                         for r in self.runs],
+                "pairs": [vars(p).copy() for p in self.pairs],
+                "groups": [list(g) for g in self.groups],
+                "anova": {k: v for k, v in self.anova.to_dict().items() if k != "run_means"}}
+
+
+@dataclass(frozen=True, eq=False)
+class RankAgreement:
+    """Kendall's tau-b between the run rankings of two measures (``tau.ci.method`` says how the interval was made)."""
+
+    first: str
+    second: str
+    tau: Correlation
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """Runs compared under several measures: one :class:`MeasureComparison` each, and their rank agreement.
+
+    ``settings`` records the test, B, seed, alpha, interval level and methods, and the dialeval version;
+    ``notes`` what the caller should know (e.g. dialogues or measures left out).
+    """
+
+    runs: tuple[str, ...]
+    n: int
+    measures: tuple[MeasureComparison, ...]
+    agreement: tuple[RankAgreement, ...]
+    settings: dict
+    notes: tuple[str, ...] = field(default=())
+
+    def measure(self, name: str) -> MeasureComparison:
+        for mc in self.measures:
+            if mc.name == name:
+                return mc
+        raise DialevalError(f"no measure {name!r} in this comparison; available are "
+                            + ", ".join(mc.name for mc in self.measures))
+
+    def to_dict(self) -> dict:
+        return {"settings": dict(self.settings), "runs": list(self.runs), "dialogues": self.n,
+                "measures": [mc.to_dict() for mc in self.measures],
+                "agreement": [{"first": a.first, "second": a.second, **a.tau.to_dict()} for a in self.agreement],
+                "notes": list(self.notes)}
+
+
+def group_label(i: int) -> str:
+    """The label of group i (from 0): a..z, then aa, ab, ... (like spreadsheet columns).
+
+    >>> group_label(0), group_label(25), group_label(26)
+    ('a', 'z', 'aa')
+    """
+    out = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        out = string.ascii_lowercase[r] + out
+    return out
+
+
+def not_different_groups(pvalues: np.ndarray, order: Sequence[int], alpha: float) -> list[list[int]]:
+    """Maximal runs of consecutive runs (in ``order``, best first) whose every pair has ``p >= alpha``.
+
+    Returns groups of column indices, best group first; every run is in at least one group (alone if it
+    differs from both neighbours). Runs in one group are not significantly different from each other.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = np.array([[1, .5, .01], [.5, 1, .2], [.01, .2, 1]])
+    >>> not_different_groups(p, [0, 1, 2], 0.05)
+    [[0, 1], [1, 2]]
+    """
+    order = list(order)
+    groups: list[list[int]] = []
+    last_end = -1
+    for start in range(len(order)):
+        end = start
+        while end + 1 < len(order) and all(pvalues[order[k], order[end + 1]] >= alpha for k in range(start, end + 1)):
+            end += 1
+        if end > last_end:
+            groups.append(order[start:end + 1])
+            last_end = end
+    return groups
+
+
+def _check_alpha(alpha: float) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0.0 < float(alpha) < 1.0:
+        raise DialevalError(f"alpha {describe(alpha)} is not allowed; allowed are significance levels in (0, 1), "
+                            "e.g. 0.05")
+    return float(alpha)
+
+
+def check_settings(B: int, seed: Seed, alpha: float, level: float) -> tuple[int, int, float, float]:
+    """Checked ``(B, seed key, alpha, level)`` of a comparison (see :func:`compare_measures`)."""
+    return check_B(B), stream_key(seed), _check_alpha(alpha), check_level(level)
+
+
+def _check_runs(runs: Sequence[str], m: int) -> tuple[str, ...]:
+    names = tuple(str(r) for r in runs)
+    if len(names) != m:
+        raise DialevalError(f"{len(names)} run name(s) for {m} column(s); give one name per run (column)")
+    seen: set[str] = set()
+    for r in names:
+        if r in seen:
+            raise DialevalError(f"run name {r!r} appears twice; run names must be unique")
+        seen.add(r)
+    return names
+
+
+def _measure(name: str, X: np.ndarray, runs: tuple[str, ...], lower: bool, tukey: TukeyHSD, boot: np.ndarray,
+             alpha: float, level: float) -> MeasureComparison:
+    means = tukey.means
+    key = means if lower else -means
+    order = [int(i) for i in np.argsort(key, kind="stable")]
+    ranks = np.searchsorted(np.sort(key), key, side="left") + 1  # ties share the best rank
+    groups = not_different_groups(tukey.pvalues, order, alpha)
+    labels = {i: "" for i in range(len(runs))}
+    sep = "" if len(groups) <= 26 else ","
+    for g, members in enumerate(groups):
+        for i in members:
+            labels[i] = (labels[i] + sep if labels[i] else "") + group_label(g)
+    a = anova2(X)
+    sd = np.sqrt(a.V_E) if a.V_E > 0 else np.nan
+    run_rows = tuple(RunRow(runs[i], float(means[i]), percentile_interval(boot[:, i], level, RUN_INTERVAL),
+                            int(ranks[i]), labels[i]) for i in order)
+    pairs = []
+    for x, i in enumerate(order):
+        for j in order[x + 1:]:
+            d = float(abs(means[i] - means[j]))
+            p = float(tukey.pvalues[i, j])
+            pairs.append(PairRow(runs[i], runs[j], d, p, float(d / sd), p < alpha))
+    return MeasureComparison(name, lower, run_rows, tuple(pairs), tuple(tuple(runs[i] for i in g) for g in groups),
+                             a, tukey, alpha)
+
+
+def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
+                     lower_is_better: bool | Mapping[str, bool] = True, B: int = 5000, seed: Seed = 0,
+                     alpha: float = 0.05, level: float = 0.95, progress: bool | None = None,
+                     notes: Sequence[str] = ()) -> Comparison:
+    """Compare m runs under each measure of ``matrices`` and the measures' rankings with each other.
+
+    Parameters
+    ----------
+    matrices : mapping of measure name -> array_like (n, m)
+        Per-dialogue scores, the same n dialogues (rows) and m runs (columns, in ``runs`` order) in each.
+    runs : sequence of str
+        Unique run names, one per column.
+    lower_is_better : bool or mapping of measure name -> bool, default True
+        Direction of each measure: ranks, "better" in pairs, and the sign used for rank agreement.
+    B : int >= 1, default 5000
+        Iterations of the randomised Tukey HSD and resamples of every bootstrap.
+    seed : int or numpy.random.Generator
+        Every measure's Tukey test uses this seed (so ``randomized_tukey_hsd(X, B, seed)`` reproduces its
+        p-values), and one bootstrap of the dialogues (``numpy.random.default_rng(seed)``) serves all
+        intervals. A Generator contributes one 64-bit draw, recorded as the seed.
+    alpha : float in (0, 1), default 0.05
+        Significance level for ``PairRow.significant`` and the groups.
+    level : float in (0, 1), default 0.95
+        Level of the run intervals and the tau intervals.
+    progress : bool or None
+        A bar over the Tukey iterations (None: on a terminal, for work of about a second or more).
+    notes : sequence of str
+        Passed through to the result (e.g. what the caller left out).
+
+    Returns
+    -------
+    Comparison
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dialeval.stats import compare_measures
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((40, 3)) * 0.2 + [0.1, 0.2, 0.5]
+    >>> c = compare_measures({"err": X, "err2": X ** 2}, ["r1", "r2", "r3"], B=1000, seed=0)
+    >>> [r.run for r in c.measure("err").runs], c.measure("err").groups
+    (['r1', 'r2', 'r3'], (('r1',), ('r2',), ('r3',)))
+    >>> c.agreement[0].tau.statistic
+    1.0
+    """
+    if not isinstance(matrices, Mapping) or not matrices:
+        raise DialevalError(f"matrices: expected a non-empty mapping of measure name -> (n, m) array, received "
+                            f"{describe(matrices)}")
+    arrays = {str(k): as_matrix(v, f"matrix {k!r}") for k, v in matrices.items()}
+    shapes = {a.shape for a in arrays.values()}
+    if len(shapes) != 1:
+        raise DialevalError("matrices differ in shape (" + ", ".join(f"{k}: {a.shape}" for k, a in arrays.items())
+                            + "); every measure needs the same dialogues x runs")
+    n, m = next(iter(shapes))
+    names = _check_runs(runs, m)
+    if isinstance(lower_is_better, Mapping):
+        missing = [k for k in arrays if k not in lower_is_better]
+        if missing:
+            raise DialevalError("lower_is_better gives no direction for " + ", ".join(missing))
+        lower = {k: bool(lower_is_better[k]) for k in arrays}
+    else:
+        lower = dict.fromkeys(arrays, bool(lower_is_better))
+    B, key, alpha, level = check_settings(B, seed, alpha, level)
+    k = len(arrays)
+    with _progress.bar(f"Tukey HSD ({k} measure(s), {m} runs, B={B})", k * B,
+                       progress=auto_progress(progress, float(k) * B * n * m)) as bar:
+        tukeys = {name: tukey_from_matrix(X, B, key, bar.advance) for name, X in arrays.items()}
+    boot = bootstrap_column_means(np.hstack(list(arrays.values())), B, np.random.default_rng(key))
+    boots = {name: boot[:, i * m:(i + 1) * m] for i, name in enumerate(arrays)}
+    measures = tuple(_measure(name, X, names, lower[name], tukeys[name], boots[name], alpha, level)
+                     for name, X in arrays.items())
+    keys = list(arrays)
+    sign = {name: 1.0 if lower[name] else -1.0 for name in keys}  # orient every measure best-first
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    replicates = kendall_rows_pairs([sign[name] * boots[name] for name in keys], pairs)
+    jackknife = kendall_rows_pairs([sign[name] * jackknife_means(arrays[name]) for name in keys], pairs)
+    agreement = [RankAgreement(keys[i], keys[j], tau_from_bootstrap(
+        sign[keys[i]] * tukeys[keys[i]].means, sign[keys[j]] * tukeys[keys[j]].means, replicates[:, p],
+        jackknife[:, p], level, B, key)) for p, (i, j) in enumerate(pairs)]
+    settings = {"test": TUKEY_TEST, "permutation": "scores permuted within each dialogue", "B": B, "seed": key,
+                "alpha": alpha, "level": level, "interval": RUN_INTERVAL, "effect_size": EFFECT_SIZE,
+                "groups": GROUPS, "agreement": "Kendall's tau-b between run means; interval: " + RANK_AGREEMENT_CI,
+                "dialeval_version": _version()}
+    return Comparison(names, n, measures, tuple(agreement), settings, tuple(notes))
+
+
+def compare_runs_matrix(X: object, runs: Sequence[str], *, name: str = "score", lower_is_better: bool = True,
+                        B: int = 5000, seed: Seed = 0, alpha: float = 0.05, level: float = 0.95,
+                        progress: bool | None = None) -> MeasureComparison:
+    """Compare m runs under one measure: :func:`compare_measures` with a single matrix (n x m).
+
+    Examples
+    --------
+    >>> from dialeval.stats import compare_runs_matrix
+    >>> X = [[.7, .5, .0], [.3, .1, .0], [.2, .0, .2], [.6, .2, .1], [.4, .4, .3]]
+    >>> mc = compare_runs_matrix(X, ["A", "B", "C"], lower_is_better=False, B=1000, seed=0)
+    >>> [(r.run, r.rank) for r in mc.runs]
+    [('A', 1), ('B', 2), ('C', 3)]
+    """
+    return compare_measures({name: X}, runs, lower_is_better=lower_is_better, B=B, seed=seed, alpha=alpha,
+                            level=level, progress=progress).measures[0]

@@ -1,0 +1,78 @@
+"""The paired t-test of two runs over the same dialogues."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import numpy as np
+
+from dialeval.errors import DialevalError
+from dialeval.stats._common import Interval, as_vector, check_level, check_policy
+
+CONSTANT_POLICIES = ("nan", "raise")
+
+
+@dataclass(frozen=True)
+class TTest:
+    """Result of :func:`paired_t_test`: t, degrees of freedom, two-sided p, and the mean difference's interval."""
+
+    statistic: float
+    df: int
+    pvalue: float
+    mean_diff: float
+    ci: Interval
+    n: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def paired_t_test(x: object, y: object, *, level: float = 0.95,
+                  on_constant: Literal["nan", "raise"] = "nan") -> TTest:
+    """Paired t-test of ``mean(x) = mean(y)`` over n paired scores.
+
+    With ``d_i = x_i - y_i``, mean ``d.`` and sample standard deviation ``s_d``:
+
+        t = d. / (s_d / sqrt(n)),  df = n - 1,  p = 2 P(T_df >= |t|),
+        interval: d. +- t_{df, (1+level)/2} s_d / sqrt(n).
+
+    Parameters
+    ----------
+    x, y : sequences of float, same length n >= 2
+    level : float in (0, 1), default 0.95
+    on_constant : {'nan', 'raise'}, default 'nan'
+        When every difference is the same (``s_d = 0``) t is undefined: NaN t and p (the interval is the
+        point ``d.``), or raise :class:`~dialeval.DialevalError`.
+
+    Examples
+    --------
+    >>> from dialeval.stats import paired_t_test
+    >>> r = paired_t_test([.7, .3, .2, .6, .4], [.5, .1, .0, .2, .4])
+    >>> round(r.statistic, 3), r.df, round(r.pvalue, 3)
+    (3.162, 4, 0.034)
+    """
+    from scipy import stats as sps  # imported here: keeps `import dialeval` and the CLI fast
+    a, b = as_vector(x, "x"), as_vector(y, "y")
+    if a.size != b.size:
+        raise DialevalError(f"x has {a.size} values and y {b.size}; a paired test needs them to pair up one to one")
+    level = check_level(level)
+    check_policy("on_constant", on_constant, CONSTANT_POLICIES)
+    n = a.size
+    if n < 2:
+        raise DialevalError(f"{n} pair(s); a paired t-test needs at least 2")
+    d = a - b
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1))
+    df = n - 1
+    method = "t interval"
+    if not sd > 0:
+        if on_constant == "raise":
+            raise DialevalError(f"all {n} differences equal {mean!r}; the paired t statistic is undefined")
+        nan = float("nan")
+        return TTest(nan, df, nan, mean, Interval(mean, mean, level, method), n)
+    se = sd / np.sqrt(n)
+    t = mean / se
+    p = float(2.0 * sps.t.sf(abs(t), df))
+    half = float(sps.t.ppf((1.0 + level) / 2.0, df)) * se
+    return TTest(float(t), df, p, mean, Interval(mean - half, mean + half, level, method), n)

@@ -1,0 +1,108 @@
+"""compare_measures: each number equals the public function that computes it, with the recorded settings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dialeval import DialevalError
+from dialeval.stats import (
+    bootstrap_ci,
+    compare_measures,
+    compare_runs_matrix,
+    effect_sizes,
+    not_different_groups,
+    randomized_tukey_hsd,
+    rank_agreement,
+)
+
+RUNS = ["r1", "r2", "r3", "r4", "r5"]
+
+
+def test_groups_are_maximal_consecutive_sets():
+    p = np.ones((5, 5))
+    for i, j in [(0, 2), (0, 3), (0, 4), (1, 3), (1, 4), (2, 4)]:
+        p[i, j] = p[j, i] = 0.01
+    assert not_different_groups(p, range(5), 0.05) == [[0, 1], [1, 2], [2, 3], [3, 4]]
+    assert not_different_groups(np.ones((3, 3)), [2, 0, 1], 0.05) == [[2, 0, 1]]
+    all_diff = np.full((3, 3), 0.001)
+    assert not_different_groups(all_diff, [0, 1, 2], 0.05) == [[0], [1], [2]]
+
+
+def test_every_number_matches_its_function(runs_matrix):
+    X = runs_matrix
+    c = compare_measures({"m1": X, "m2": X**2}, RUNS, B=1500, seed=4, alpha=0.05, level=0.9)
+    mc = c.measure("m1")
+    tukey = randomized_tukey_hsd(X, B=1500, seed=4)
+    es = effect_sizes(X)
+    assert np.array_equal(mc.tukey.pvalues, tukey.pvalues)
+    idx = {r: i for i, r in enumerate(RUNS)}
+    for row in mc.runs:
+        j = idx[row.run]
+        assert row.mean == pytest.approx(X[:, j].mean())
+        ci = bootstrap_ci(X[:, j], level=0.9, B=1500, seed=4).ci
+        assert (row.ci.low, row.ci.high) == pytest.approx((ci.low, ci.high))
+    assert [r.rank for r in mc.runs] == [1, 2, 3, 4, 5]
+    assert [r.mean for r in mc.runs] == sorted(r.mean for r in mc.runs)  # lower is better: best first
+    assert len(mc.pairs) == 10
+    for p in mc.pairs:
+        i, j = idx[p.better], idx[p.worse]
+        assert p.pvalue == tukey.pvalues[i, j] and p.significant == (p.pvalue < 0.05)
+        assert p.effect_size == pytest.approx(abs(es[i, j]))
+        assert p.abs_diff == pytest.approx(abs(X[:, i].mean() - X[:, j].mean()))
+    tau = rank_agreement(X, X**2, level=0.9, B=1500, seed=4)
+    (agr,) = c.agreement
+    assert (agr.first, agr.second) == ("m1", "m2")
+    assert agr.tau.statistic == pytest.approx(tau.statistic)
+    assert (agr.tau.ci.low, agr.tau.ci.high) == pytest.approx((tau.ci.low, tau.ci.high))
+    s = c.settings
+    assert (s["B"], s["seed"], s["alpha"], s["level"]) == (1500, 4, 0.05, 0.9)
+    assert s["test"] == "randomised Tukey HSD" and s["dialeval_version"]
+
+
+def test_groups_and_letters(runs_matrix):
+    mc = compare_runs_matrix(runs_matrix, RUNS, B=2000, seed=0)
+    assert mc.groups[0][0] == "r1"
+    letters = {r.run: r.groups for r in mc.runs}
+    for g, members in enumerate(mc.groups):
+        for r in members:
+            assert "abcdefghij"[g] in letters[r]
+    for p in mc.pairs:  # runs sharing a group are not significantly different
+        if set(letters[p.better]) & set(letters[p.worse]):
+            assert not p.significant
+
+
+def test_higher_is_better_reverses_ranks(runs_matrix):
+    mc = compare_runs_matrix(runs_matrix, RUNS, lower_is_better=False, B=200, seed=0)
+    assert (mc.runs[0].run, mc.runs[0].rank) == ("r5", 1)
+
+
+def test_mixed_directions_agree_after_flipping(runs_matrix):
+    c = compare_measures({"err": runs_matrix, "acc": 1 - runs_matrix}, RUNS, lower_is_better={"err": True,
+                         "acc": False}, B=200, seed=0)
+    assert c.agreement[0].tau.statistic == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"runs": ["a", "a", "b", "c", "d"]}, "run name 'a' appears twice"),
+    ({"runs": ["a", "b"]}, "2 run name"),
+    ({"alpha": 1.5}, "alpha 1.5 is not allowed"),
+    ({"level": 0}, "confidence level 0 is not allowed"),
+    ({"lower_is_better": {"x": True}}, "no direction for m"),
+])
+def test_validation(runs_matrix, kwargs, match):
+    args = {"runs": RUNS, "B": 10, **kwargs}
+    with pytest.raises(DialevalError, match=match):
+        compare_measures({"m": runs_matrix}, **args)
+
+
+def test_shapes_must_match(runs_matrix):
+    with pytest.raises(DialevalError, match="differ in shape"):
+        compare_measures({"a": runs_matrix, "b": runs_matrix[:10]}, RUNS, B=10)
+
+
+def test_same_seed_same_comparison(runs_matrix):
+    def run():
+        return compare_measures({"m1": runs_matrix, "m2": runs_matrix**2}, RUNS, B=300, seed=6).to_dict()
+
+    assert run() == run()
