@@ -75,7 +75,9 @@ def _p_exact(p: float) -> str:
 
 def _anova_line(mc: MeasureComparison) -> str:
     a = mc.anova
-    return (f"two-way ANOVA without replication: F({a.df_runs}, {a.df_E}) = {_num(a.F, 3)}, p = {_p_exact(a.pvalue)}, "
+    p = _p_exact(a.pvalue)
+    return (f"two-way ANOVA without replication: F({a.df_runs}, {a.df_E}) = {_num(a.F, 3)}, "
+            f"p {p if p.startswith('<') else '= ' + p}, "
             f"V_E = {a.V_E:.6g}")
 
 
