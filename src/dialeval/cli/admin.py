@@ -10,9 +10,7 @@ import typer
 from dialeval.cli._common import choice_enum, err, out
 from dialeval.cli.serve import DB_HELP
 from dialeval.errors import DialevalError
-from dialeval.service import export, tasks, teams
 from dialeval.service.config import database_url, utcnow
-from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError
 from dialeval.service.runs import SUBTASKS
 
@@ -22,7 +20,10 @@ admin_app = typer.Typer(help="Organiser commands: create and close tasks, export
 DbOption = typer.Option(None, "--database-url", help=DB_HELP)
 
 
-def _db(url: str | None) -> Database:
+def _db(url: str | None):
+    # The service (SQLAlchemy, FastAPI) is imported when a command needs it, not at every CLI start.
+    from dialeval.service.db import Database
+
     return Database(database_url(url))
 
 
@@ -61,6 +62,8 @@ def create_task_cmd(
     database_url_: str | None = DbOption,
 ) -> None:
     """Create a task from a gold file; prints the task as the API shows it."""
+    from dialeval.service import tasks
+
     if not gold.is_file():
         raise DialevalError("no such file", file=str(gold))
     db = _db(database_url_)
@@ -76,6 +79,8 @@ def create_task_cmd(
 @admin_app.command("close-task")
 def close_task_cmd(name: str = typer.Argument(...), database_url_: str | None = DbOption) -> None:
     """Close a task: score every run on 100% of the test set; the leaderboard shows final scores."""
+    from dialeval.service import tasks
+
     db = _db(database_url_)
     t = _service_call(tasks.close_task, db, name, utcnow())
     err.print(f"task {t.name} closed; final scores on all {t.n_dialogues} dialogues", markup=False)
@@ -87,6 +92,8 @@ def export_matrix_cmd(name: str = typer.Argument(...),
                                                    "an earlier export)."),
                       database_url_: str | None = DbOption) -> None:
     """Write runs.txt, topics.txt, one COLUMN.matrix per score column and each run's file under --out."""
+    from dialeval.service import export
+
     db = _db(database_url_)
     m = _service_call(export.export_matrix, db, name, out_dir, utcnow())
     err.print(f"{len(m['runs'])} runs x {m['task']['dialogues']} dialogues, {len(m['columns'])} matrices in "
@@ -97,6 +104,8 @@ def export_matrix_cmd(name: str = typer.Argument(...),
 def create_admin_token_cmd(label: str = typer.Option("", help="A note on who holds it."),
                            database_url_: str | None = DbOption) -> None:
     """Make an organiser token for /api/admin (printed once; only its hash is stored)."""
+    from dialeval.service import teams
+
     print(_service_call(teams.create_admin_token, _db(database_url_), utcnow(), label))
 
 
@@ -104,6 +113,8 @@ def create_admin_token_cmd(label: str = typer.Option("", help="A note on who hol
 def create_team_cmd(name: str = typer.Argument(...), affiliation: str = typer.Option(""),
                     database_url_: str | None = DbOption) -> None:
     """Register a team for someone (printed once: its token)."""
+    from dialeval.service import teams
+
     team, token = _service_call(teams.register_team, _db(database_url_), name, affiliation, utcnow())
     err.print(f"team {team.name!r} registered; its token (shown once):", markup=False)
     print(token)
@@ -112,6 +123,8 @@ def create_team_cmd(name: str = typer.Argument(...), affiliation: str = typer.Op
 @admin_app.command("list-tasks")
 def list_tasks_cmd(database_url_: str | None = DbOption) -> None:
     """The tasks, as JSON."""
+    from dialeval.service import tasks
+
     out.print_json(data=[tasks.task_info(t) for t in tasks.list_tasks(_db(database_url_))])
 
 

@@ -8,7 +8,6 @@ import typer
 
 from dialeval.cli._common import err
 from dialeval.service.config import DEFAULT_MAX_UPLOAD_BYTES, MAX_UPLOAD_ENV, URL_ENV, database_url
-from dialeval.service.db import Database
 
 DB_HELP = f"sqlite:///FILE or postgresql+psycopg://USER@HOST:PORT/DB (default: ${URL_ENV}, else a SQLite file here)."
 
@@ -25,6 +24,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Serve the leaderboard, the upload page and the JSON API (docs at /docs)."""
         import uvicorn
+
+        from dialeval.service.db import Database
 
         url = database_url(database_url_)
         db = Database(url)  # checks the URL and migrates the schema once, before the workers start

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import rel_entr
 
 _LN2 = float(np.log(2.0))
 
@@ -28,5 +27,13 @@ def mse(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 def jsd(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Jensen-Shannon divergence in bits, ``(KL(p||m) + KL(q||m)) / 2`` with ``m = (p + q) / 2``."""
     m = (p + q) / 2.0
-    out = (rel_entr(p, m).sum(axis=1) + rel_entr(q, m).sum(axis=1)) / (2.0 * _LN2)
+    out = (_kl_terms(p, m).sum(axis=1) + _kl_terms(q, m).sum(axis=1)) / (2.0 * _LN2)
     return np.clip(out, 0.0, 1.0)
+
+
+def _kl_terms(p: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``p * ln(p / m)`` elementwise, 0 where ``p`` is 0 (there ``m`` may be 0 too; elsewhere ``m >= p / 2 > 0``)."""
+    out = np.zeros_like(p)
+    nz = p > 0
+    np.multiply(p, np.log(np.divide(p, m, out=np.ones_like(p), where=nz)), out=out, where=nz)
+    return out

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from dialeval.errors import DialevalError
-from dialeval.service.db import DEFAULT_URL
 
+DEFAULT_URL = "sqlite:///dialeval-service.sqlite"
 DEFAULT_MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 URL_ENV = "DIALEVAL_DATABASE_URL"
 MAX_UPLOAD_ENV = "DIALEVAL_MAX_UPLOAD_BYTES"

@@ -35,8 +35,8 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from dialeval.errors import DialevalError
+from dialeval.service.config import DEFAULT_URL  # noqa: F401  (re-exported)
 
-DEFAULT_URL = "sqlite:///dialeval-service.sqlite"
 """The database used when neither ``--database-url`` nor ``DIALEVAL_DATABASE_URL`` is given."""
 
 SQLITE_BUSY_TIMEOUT_S = 60.0
