@@ -28,6 +28,7 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 sys.path.insert(0, SRC)
 
 from dialeval.stats import randomized_tukey_hsd  # noqa: E402
+from dialeval.stats.randomization import default_threads  # noqa: E402
 
 
 def reference_loop(X: np.ndarray, iterations: int, seed: int) -> np.ndarray:
@@ -102,12 +103,10 @@ def main() -> None:
               f"{warm:.2f} s with the cache written")
 
     randomized_tukey_hsd(X, B=100, seed=0, progress=False)  # compile/load in this process
-    threads = numba.get_num_threads()
-    print(f"numba {numba.__version__}, threading layer {numba.threading_layer()}, {threads} threads")
+    threads = default_threads()
+    print(f"numba {numba.__version__}; serial nogil kernel on {threads} threads (dialeval's default)")
     t_par = best_of(lambda: randomized_tukey_hsd(X, B=a.B, seed=0, progress=False), a.repeat)
-    numba.set_num_threads(1)
-    t_one = best_of(lambda: randomized_tukey_hsd(X, B=a.B, seed=0, progress=False), a.repeat)
-    numba.set_num_threads(threads)
+    t_one = best_of(lambda: randomized_tukey_hsd(X, B=a.B, seed=0, progress=False, threads=1), a.repeat)
     t_ref = best_of(lambda: reference_loop(X, a.ref_iterations, 0), 3)
     t_np = best_of(lambda: numpy_vectorised(X, a.ref_iterations, 0), 3)
 

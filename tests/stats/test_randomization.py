@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 
-import numba
 import numpy as np
 import pytest
 
@@ -127,18 +126,32 @@ def test_structure_and_monotonicity(runs_matrix):
 
 
 def test_deterministic_at_any_thread_count(runs_matrix, monkeypatch):
-    a = randomized_tukey_hsd(runs_matrix, B=3000, seed=11)
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        b = randomized_tukey_hsd(runs_matrix, B=3000, seed=11)
-    finally:
-        numba.set_num_threads(before)
+    a = randomized_tukey_hsd(runs_matrix, B=3000, seed=11, threads=2)
+    b = randomized_tukey_hsd(runs_matrix, B=3000, seed=11, threads=1)
+    assert np.array_equal(randomized_tukey_hsd(runs_matrix, B=3000, seed=11, threads=7).null, a.null)
     monkeypatch.setattr(rz, "_CHUNK_WORK", 1000)  # many small chunks
     c = randomized_tukey_hsd(runs_matrix, B=3000, seed=11)
     assert np.array_equal(a.pvalues, b.pvalues) and np.array_equal(a.null, b.null)
     assert np.array_equal(a.null, c.null)
     assert not np.array_equal(a.null, randomized_tukey_hsd(runs_matrix, B=3000, seed=12).null)
+
+
+def test_threads_argument_and_environment(runs_matrix, monkeypatch):
+    monkeypatch.delenv("DIALEVAL_THREADS", raising=False)
+    assert rz.default_threads() >= 1
+    monkeypatch.setenv("DIALEVAL_THREADS", "3")
+    assert rz.default_threads() == 3
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("DIALEVAL_THREADS", bad)
+        with pytest.raises(DialevalError, match=r"threads = .* is not allowed"):
+            randomized_tukey_hsd(runs_matrix, B=10, seed=0)
+    monkeypatch.delenv("DIALEVAL_THREADS")
+    for bad in (0, 1.5, True, "2"):
+        with pytest.raises(DialevalError, match=r"threads = .* is not allowed"):
+            randomized_tukey_hsd(runs_matrix, B=10, seed=0, threads=bad)
+    # more threads than iterations: every block is non-empty, the result unchanged
+    assert np.array_equal(randomized_tukey_hsd(runs_matrix, B=3, seed=0, threads=8).null,
+                          randomized_tukey_hsd(runs_matrix, B=3, seed=0, threads=1).null)
 
 
 def test_generator_seed(runs_matrix):

@@ -23,7 +23,7 @@ reproduce it exactly (``tests/stats`` does):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 GAMMA = np.uint64(0x9E3779B97F4A7C15)
 C1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -50,15 +50,21 @@ def _redraw(prod, s, rstate):  # pragma: no cover - compiled
     return prod, rstate
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def hsd_chunk(X, key, b0, out):  # pragma: no cover - compiled
-    """``out[t] = hsd`` of iteration ``b0 + t`` for t in range(len(out)); X is a C-contiguous n x m float64."""
+    """``out[t] = hsd`` of iteration ``b0 + t`` for t in range(len(out)); X is a C-contiguous n x m float64.
+
+    Serial and free of the GIL: :func:`dialeval.stats.randomization.permutation_null` runs contiguous blocks
+    of iterations on several threads. (A ``prange`` here scaled badly: the two scratch arrays allocated per
+    iteration contend across threads, and hoisting them out made numba's parallel code slower per thread.)
+    """
     n, m = X.shape
-    for t in prange(out.size):
+    sums = np.empty(m)  # scratch allocated once per call: allocations per iteration contend across threads
+    row = np.empty(m)
+    for t in range(out.size):
         state = _mix(key ^ _mix(uint64(b0 + t + 1) * GAMMA))
         rstate = _mix(state ^ GAMMA)
-        sums = np.zeros(m)
-        row = np.empty(m)
+        sums[:] = 0.0
         for i in range(n):
             row[0] = X[i, 0]
             for k0 in range(1, m, 4):

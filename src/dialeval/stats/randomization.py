@@ -7,8 +7,10 @@ difference of run means, which controls the familywise error rate over all pairs
 
 from __future__ import annotations
 
-import threading
+import itertools
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
@@ -34,7 +36,6 @@ _EXACT_LIMIT = 40  # method='exact' is allowed up to here (two halves of 2**20 s
 PAIRED_METHODS = ("auto", "exact", "monte-carlo")
 _CHUNK_WORK = 50_000_000  # kernel cells (iterations x n x m) per chunk: ~0.05-0.1 s, a progress step
 _BAR_WORK = 500_000_000   # auto progress bars from about a second of work
-_KERNEL_LOCK = threading.Lock()  # numba's workqueue threading layer must not be entered from two threads at once
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -80,11 +81,31 @@ def _kernel():
     return hsd_chunk
 
 
-def permutation_null(X: np.ndarray, B: int, key: int, advance: Callable[[int], object] | None = None) -> np.ndarray:
+def default_threads() -> int:
+    """Threads for the randomised tests: ``$DIALEVAL_THREADS`` if set, else the CPUs this process may use."""
+    env = os.environ.get("DIALEVAL_THREADS")
+    if env:
+        return check_threads(int(env) if env.strip().isdigit() else env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def check_threads(threads: object) -> int:
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise DialevalError(f"threads = {threads!r} is not allowed; allowed are integers >= 1 (or None: "
+                            "$DIALEVAL_THREADS, else every CPU)")
+    return threads
+
+
+def permutation_null(X: np.ndarray, B: int, key: int, advance: Callable[[int], object] | None = None,
+                     threads: int | None = None) -> np.ndarray:
     """``max - min`` of the run means under ``B`` within-row permutations of ``X`` (unsorted, in b order).
 
-    Iteration ``b`` uses the random stream of ``(key, b)`` (see :mod:`dialeval.stats._kernels`); the work
-    is done in chunks of iterations, calling ``advance(k)`` after each.
+    Iteration ``b`` uses the random stream of ``(key, b)`` (see :mod:`dialeval.stats._kernels`), so the
+    result does not depend on ``threads``. The work is done in chunks of iterations, each split into
+    contiguous blocks run on ``threads`` threads, calling ``advance(k)`` after each chunk.
     """
     from dialeval.stats._kernels import MAX_RUNS
     n, m = X.shape
@@ -92,15 +113,22 @@ def permutation_null(X: np.ndarray, B: int, key: int, advance: Callable[[int], o
         raise DialevalError(f"X has {m} runs (columns); the randomised test handles at most {MAX_RUNS}")
     Xc = np.ascontiguousarray(X, dtype=np.float64)
     kernel = _kernel()
+    workers = default_threads() if threads is None else check_threads(threads)
     out = np.empty(B)
     step = max(1, min(B, _CHUNK_WORK // max(n * m, 1)))
     k = np.uint64(key)
-    for start in range(0, B, step):
-        stop = min(B, start + step)
-        with _KERNEL_LOCK:  # callers on several threads (e.g. a web service) take turns; each uses every core
-            kernel(Xc, k, start, out[start:stop])
-        if advance is not None:
-            advance(stop - start)
+
+    def block(lo: int, hi: int) -> None:
+        kernel(Xc, k, lo, out[lo:hi])
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for start in range(0, B, step):
+            stop = min(B, start + step)
+            edges = np.linspace(start, stop, min(workers, stop - start) + 1).astype(int)
+            for f in [pool.submit(block, int(lo), int(hi)) for lo, hi in itertools.pairwise(edges)]:
+                f.result()
+            if advance is not None:
+                advance(stop - start)
     return out
 
 
@@ -121,16 +149,18 @@ def auto_progress(progress: bool | None, work: float) -> bool | None:
     return None if work >= _BAR_WORK else False
 
 
-def tukey_from_matrix(X: np.ndarray, B: int, seed: Seed, advance: Callable[[int], object] | None = None) -> TukeyHSD:
+def tukey_from_matrix(X: np.ndarray, B: int, seed: Seed, advance: Callable[[int], object] | None = None,
+                      threads: int | None = None) -> TukeyHSD:
     """:func:`randomized_tukey_hsd` on an already checked matrix, reporting progress through ``advance``."""
     key = stream_key(seed)
-    null = np.sort(permutation_null(X, B, key, advance))
+    null = np.sort(permutation_null(X, B, key, advance, threads))
     means = X.mean(axis=0)
     p = pvalues_from_null(means, null, tie_tolerance(X))
     return TukeyHSD(_readonly(means), _readonly(p), _readonly(null), int(X.shape[0]), B, seed_label(seed))
 
 
-def randomized_tukey_hsd(X: object, B: int = 5000, seed: Seed = 0, *, progress: bool | None = None) -> TukeyHSD:
+def randomized_tukey_hsd(X: object, B: int = 5000, seed: Seed = 0, *, progress: bool | None = None,
+                         threads: int | None = None) -> TukeyHSD:
     """Randomised Tukey HSD test of every pair of runs (Sakai's "Discpower" procedure).
 
     For ``b = 1..B`` the m scores of every dialogue (row) are permuted independently, the run means
@@ -152,6 +182,9 @@ def randomized_tukey_hsd(X: object, B: int = 5000, seed: Seed = 0, *, progress: 
         thread count (a Generator contributes one 64-bit draw as the seed).
     progress : bool or None
         A progress bar on stderr; None shows one on a terminal when the work takes about a second or more.
+    threads : int >= 1 or None
+        Threads to run the iterations on (None: ``$DIALEVAL_THREADS``, else every CPU this process may use).
+        The result is the same for any number.
 
     Returns
     -------
@@ -162,8 +195,9 @@ def randomized_tukey_hsd(X: object, B: int = 5000, seed: Seed = 0, *, progress: 
 
     Notes
     -----
-    Compiled with numba, parallel over iterations, in chunks of iterations: memory is O(B + n m), never
-    an n x m x B array. The random stream is documented in :mod:`dialeval.stats._kernels`.
+    Compiled with numba (a serial kernel without the GIL, run on contiguous blocks of iterations on several
+    threads), in chunks of iterations: memory is O(B + n m), never an n x m x B array. The random stream
+    is documented in :mod:`dialeval.stats._kernels`.
 
     Examples
     --------
@@ -179,7 +213,7 @@ def randomized_tukey_hsd(X: object, B: int = 5000, seed: Seed = 0, *, progress: 
     n, m = arr.shape
     with _progress.bar(f"{TUKEY_TEST} ({m} runs, B={B})", B,
                        progress=auto_progress(progress, float(B) * n * m)) as bar:
-        return tukey_from_matrix(arr, B, seed, bar.advance)
+        return tukey_from_matrix(arr, B, seed, bar.advance, threads)
 
 
 @dataclass(frozen=True)
