@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "serve",
     "admin",
     "client",
+    "models",
 )
 
 for _name in COMMAND_MODULES:

@@ -1,0 +1,251 @@
+"""Models that predict how a crowd of annotators would judge STC-3 customer–helpdesk dialogues.
+
+The verbs: :func:`predict` (a submission file's records from a model: the shipped default for the
+dialogues' language, or any saved model), :func:`train` (fit a model kind on an annotated corpus and
+save it), :func:`load_model`, :func:`detect_language`; :func:`~dialeval.models.cv.cross_validate` scores
+a kind by k-fold cross-validation. Model kinds (``uniform``, ``prior``, ``position``, ``linear``,
+``neural``) share one interface, :class:`~dialeval.models.base.Estimator`.
+
+Examples
+--------
+>>> import dialeval
+>>> from dialeval.models import train, predict
+>>> t = lambda s, u: {"sender": s, "utterances": [u]}
+>>> data = [{"id": str(i), "turns": [t("customer", "my order is late"), t("helpdesk", "sorry")],
+...          "annotations": [{"quality": {"A": 1, "S": 0, "E": 0}, "nugget": ["CNUG0", "HNUG"]}]} for i in range(3)]
+>>> model = train(data, kind="prior")
+>>> records = predict([{"id": "x", "turns": [t("customer", "hello")]}], model=model, subtask="nugget")
+>>> records[0]["nugget"][0]["CNUG0"]
+0.999997
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dialeval.corpus import Corpus
+from dialeval.errors import DialevalError, describe
+from dialeval.models.base import KINDS, Estimator, kind_class
+from dialeval.models.data import TurnTable, check_subtasks
+
+LANGUAGES = ("zh", "en")
+"""Languages with a shipped default model (``src/dialeval/models/shipped/<lang>/``)."""
+
+DEFAULT_KIND = "neural"
+CJK_SHARE = 0.2
+"""A corpus whose non-space characters are more than this share CJK ideographs is Chinese."""
+
+SHIPPED = Path(__file__).parent / "shipped"
+_SHIPPED_CACHE: dict[str, tuple[float, Estimator]] = {}
+
+
+def _is_cjk(ch: str) -> bool:
+    o = ord(ch)
+    return (0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0x20000 <= o <= 0x2FA1F
+            or 0xF900 <= o <= 0xFAFF)
+
+
+def detect_language(corpus: Corpus | list | str | os.PathLike, sample: int = 200_000) -> str:
+    """``"zh"`` when more than :data:`CJK_SHARE` of the text's non-space characters are CJK, else ``"en"``.
+
+    Only the first ``sample`` characters of turn text are looked at. A corpus with no text is ``"en"``.
+
+    Examples
+    --------
+    >>> t = lambda u: {"sender": "customer", "utterances": [u]}
+    >>> detect_language([{"id": "1", "turns": [t("我的订单 order 123 还没到")]}])
+    'zh'
+    >>> detect_language([{"id": "1", "turns": [t("My order has not arrived.")]}])
+    'en'
+    """
+    corpus = read_dialogues(corpus)
+    cjk = total = 0
+    for d in corpus.dialogues:
+        for turn in d.turns:
+            for u in turn.utterances:
+                for ch in u:
+                    if not ch.isspace():
+                        total += 1
+                        cjk += _is_cjk(ch)
+            if total >= sample:
+                break
+        if total >= sample:
+            break
+    return "zh" if total and cjk / total > CJK_SHARE else "en"
+
+
+def read_dialogues(dialogues: Corpus | list | str | os.PathLike) -> Corpus:
+    """A Corpus from a Corpus, parsed STC-3 records, a path (format detected: STC-3 expected) or a list of
+    paths (their dialogues one after the other: e.g. the Chinese and the English training files)."""
+    if isinstance(dialogues, Corpus):
+        return dialogues
+    if isinstance(dialogues, list | tuple) and dialogues and all(isinstance(d, str | os.PathLike | Corpus)
+                                                                 for d in dialogues):
+        parts = [read_dialogues(d) for d in dialogues]
+        if len(parts) == 1:
+            return parts[0]
+        langs = {p.language for p in parts}
+        return Corpus([d for p in parts for d in p.dialogues], dict(parts[0].scales), parts[0].format,
+                      " + ".join(str(p.source) for p in parts), langs.pop() if len(langs) == 1 else None)
+    if isinstance(dialogues, list | tuple):
+        from dialeval.io.stc3 import read_stc3
+
+        return read_stc3(list(dialogues))
+    if isinstance(dialogues, str | os.PathLike):
+        from dialeval import read_corpus
+
+        return read_corpus(dialogues)
+    raise DialevalError(f"dialogues must be a path, a list of STC-3 records or a Corpus; received "
+                        f"{type(dialogues).__name__}")
+
+
+def shipped_folder(lang: str) -> Path:
+    """The folder of the shipped default model of ``lang``: ``shipped/index.json`` maps a language to a
+    folder (one multilingual model serves both), else ``shipped/<lang>``."""
+    index = SHIPPED / "index.json"
+    if index.is_file():
+        import json
+
+        name = json.loads(index.read_text(encoding="utf-8")).get(lang)
+        if isinstance(name, str) and name:
+            return SHIPPED / name
+    return SHIPPED / lang
+
+
+def _shipped(lang: str) -> Estimator:
+    folder = shipped_folder(lang)
+    meta = folder / "model.json"
+    if not meta.is_file():
+        raise DialevalError(f"no shipped default model for {lang!r} in this installation (expected {folder}); "
+                            "train one with `dialeval train TRAIN.json --out MODEL_DIR` and pass --model MODEL_DIR")
+    mtime = meta.stat().st_mtime
+    cached = _SHIPPED_CACHE.get(str(folder))
+    if cached is None or cached[0] != mtime:
+        cached = (mtime, Estimator.load(folder))
+        _SHIPPED_CACHE[str(folder)] = cached
+    return cached[1]
+
+
+def load_model(model: Estimator | str | os.PathLike) -> Estimator:
+    """A fitted model: ``model`` itself, the shipped default of ``"zh"``/``"en"``, or a folder saved by ``save``.
+
+    Shipped defaults are loaded once per process (and again when their files change).
+
+    Raises
+    ------
+    DialevalError
+        An unfitted Estimator, a missing shipped model, or a path that is not a saved model.
+    """
+    if isinstance(model, Estimator):
+        if not model.fitted:
+            raise DialevalError(f"this {model.kind} model is not fitted; call fit(corpus) or load a saved one")
+        return model
+    if isinstance(model, str) and model in LANGUAGES:
+        return _shipped(model)
+    if isinstance(model, str | os.PathLike):
+        path = Path(model)
+        if not path.exists():
+            from dialeval.models import kinds as _kinds  # noqa: F401  (fills KINDS, for the hint)
+
+            hint = f" ({model!r} is a model kind: train it first with `dialeval train`)" if model in KINDS else ""
+            raise DialevalError(f"model {describe(str(model))} is neither a saved model folder nor one of "
+                                f"{', '.join(LANGUAGES)} (the shipped defaults){hint}")
+        return Estimator.load(path)
+    raise DialevalError(f"model must be a path, {' or '.join(repr(x) for x in LANGUAGES)} or an Estimator; "
+                        f"received {type(model).__name__}")
+
+
+def predict(dialogues: Corpus | list | str | os.PathLike, model: Estimator | str | os.PathLike | None = None,
+            lang: str | None = None, subtask: str = "both", out: str | os.PathLike | None = None,
+            progress: bool | None = None) -> list[dict]:
+    """Predict the annotators' distributions of STC-3 dialogues as a submission file's records.
+
+    Parameters
+    ----------
+    dialogues : path, list of dict or Corpus
+        STC-3/DialEval dialogues (annotations, if any, are ignored).
+    model : path, ``"zh"``, ``"en"`` or Estimator, optional
+        A saved model folder, a shipped default, or a fitted model. Default: the shipped default of
+        ``lang``.
+    lang : {'zh', 'en'}, optional
+        Only used without ``model``: which shipped default; detected from the text when None
+        (:func:`detect_language`).
+    subtask : {'both', 'quality', 'nugget'}
+        What to predict; the model must have been trained for it.
+    out : path, optional
+        Also write the records there as a run file (JSON, written atomically).
+    progress : bool, optional
+        Progress bars of the model's long work (None: when stderr is a terminal).
+
+    Returns
+    -------
+    list of dict
+        ``[{"id", "quality": {"A": {"2": p, ...}, ...}, "nugget": [{"CNUG0": p, ...}, ...]}]`` (FORMATS.md §1),
+        in the order of ``dialogues``; scored by :func:`dialeval.evaluate`.
+    """
+    subtasks = check_subtasks(subtask)
+    if lang is not None and lang not in LANGUAGES:
+        raise DialevalError(f"lang {describe(lang)} is not allowed; allowed are " + ", ".join(LANGUAGES))
+    corpus = read_dialogues(dialogues)
+    table = TurnTable.from_corpus(corpus)
+    if model is None:
+        model = lang or detect_language(corpus)
+    est = load_model(model)
+    lacking = [s for s in subtasks if s not in est.subtasks]
+    if lacking:
+        raise DialevalError(f"the {est.kind} model was trained for {', '.join(est.subtasks)} only; it cannot "
+                            f"predict {', '.join(lacking)} (pass subtask={est.subtasks[0]!r})")
+    saved = est.progress
+    if progress is not None:
+        est.progress = progress
+    try:
+        records = est.predict(table).select(subtasks).to_records(table)
+    finally:
+        est.progress = saved
+    if out is not None:
+        from dialeval.io.runs import write_run
+
+        write_run(records, str(out))
+    return records
+
+
+def train(corpus_or_path: Corpus | list | str | os.PathLike, kind: str = DEFAULT_KIND, subtask: str = "both",
+          seed: int = 0, params: dict | None = None, out: str | os.PathLike | None = None,
+          progress: bool | None = None) -> Estimator:
+    """Fit a model kind on an annotated STC-3 corpus; save it to ``out`` (a folder) when given.
+
+    Parameters
+    ----------
+    corpus_or_path : Corpus, list of dict, path or list of paths
+        Annotated dialogues (every dialogue labelled for the subtasks asked); several files are trained on
+        together (the shipped model: the Chinese and the English training files).
+    kind : str, default ``"neural"``
+        A registered kind: ``uniform``, ``prior``, ``position``, ``linear``, ``neural``.
+    subtask : {'both', 'quality', 'nugget'}
+    seed : int >= 0
+        Same seed, same data: the same model.
+    params : dict, optional
+        The kind's hyper-parameters (an unknown name is an error listing the allowed ones).
+    out : path, optional
+        Folder to save the model to (``model.json`` + ``arrays.npz``).
+    progress : bool, optional
+        Progress bars (None: when stderr is a terminal).
+
+    Returns
+    -------
+    Estimator
+        The fitted model; ``model.info["language"]`` is the corpus's language (detected when unknown).
+    """
+    cls = kind_class(kind)
+    model = cls(subtask, seed, progress=progress, **dict(params or {}))
+    corpus = read_dialogues(corpus_or_path)
+    model.fit(corpus)
+    model.info.setdefault("language", corpus.language or detect_language(corpus))
+    if out is not None:
+        model.save(out)
+    return model
+
+
+__all__ = ["DEFAULT_KIND", "KINDS", "LANGUAGES", "Estimator", "detect_language", "kind_class", "load_model",
+           "predict", "read_dialogues", "train"]

@@ -1,0 +1,264 @@
+"""K-fold cross-validation of a model kind on an annotated STC-3 corpus, scored by the project's scorer.
+
+Folds are a stable hash of the dialogue id (:func:`fold_of`), never a shuffle: every model kind, every
+seed and every run sees the same folds, so their scores are comparable fold by fold. Each fold's model
+is trained on the other folds and predicts the held-out one; the held-out predictions are scored with
+:func:`dialeval.evaluate` against the held-out gold (``alpha = 0.5``, RSNOD variant ``paper``).
+
+The result gives the scorer's measures per fold, their mean over folds and a 95% t-interval over folds
+(``mean ± t(0.975, k-1) · sd / sqrt(k)``, sd with ``k - 1`` degrees of freedom), and the score of all
+held-out predictions pooled as one run. With ``out_dir``, each fold's predictions and their
+concatenation (``cv-<kind>.json``, every dialogue once) are written as run files for ``dialeval compare``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dialeval import progress as _progress
+from dialeval.corpus import Corpus
+from dialeval.errors import DialevalError, describe
+from dialeval.io.stc3 import QUALITY_KEYS
+from dialeval.models.data import TurnTable, check_subtasks
+from dialeval.scoring import TASKS, load_gold
+
+LEVEL = 0.95
+
+
+def fold_of(dialogue_id: str, k: int) -> int:
+    """The fold (0 .. k-1) of a dialogue: ``int(sha256(utf-8 id).hexdigest(), 16) % k``.
+
+    Stable across runs, machines and Python versions (unlike ``hash``), and independent of the order
+    and of the other dialogues of the corpus.
+
+    Examples
+    --------
+    >>> fold_of("4358", 5), [fold_of(str(i), 3) for i in range(6)]
+    (0, [0, 0, 0, 2, 0, 1])
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise DialevalError(f"folds = {describe(k)} is not allowed; allowed are integers >= 1")
+    return int(hashlib.sha256(str(dialogue_id).encode("utf-8")).hexdigest(), 16) % k
+
+
+def columns(subtasks: tuple[str, ...]) -> list[str]:
+    """The scorer's columns for ``subtasks``: ``quality.<measure>.<key>`` and ``nugget.<measure>``."""
+    out = []
+    if "quality" in subtasks:
+        out += [f"quality.{m}.{k}" for m in TASKS["quality"] for k in QUALITY_KEYS]
+    if "nugget" in subtasks:
+        out += [f"nugget.{m}" for m in TASKS["nugget"]]
+    return out
+
+
+def flatten(summary: dict) -> dict[str, float]:
+    """A :func:`dialeval.evaluate` summary as ``{column: value}`` (``quality.nmd.A``, ``nugget.jsd``, ...)."""
+    flat = {}
+    for subtask in ("quality", "nugget"):
+        for m, v in summary.get(subtask, {}).items():
+            if isinstance(v, dict):
+                flat |= {f"{subtask}.{m}.{key}": float(x) for key, x in v.items()}
+            else:
+                flat[f"{subtask}.{m}"] = float(v)
+    return flat
+
+
+def t_interval(values: list[float] | np.ndarray, level: float = LEVEL) -> tuple[float, float]:
+    """Two-sided t-interval of the mean of ``values`` (NaN bounds for fewer than two values).
+
+    Examples
+    --------
+    >>> [round(v, 4) for v in t_interval([1.0, 2.0, 3.0])]
+    [-0.4841, 4.4841]
+    """
+    from scipy.stats import t
+
+    x = np.asarray(values, dtype=np.float64)
+    if len(x) < 2:
+        return (math.nan, math.nan)
+    half = float(t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+    return (float(x.mean()) - half, float(x.mean()) + half)
+
+
+@dataclass
+class CVResult:
+    """Scores of a k-fold cross-validation (see :func:`cross_validate`).
+
+    ``folds[f]`` maps each column (:attr:`columns`) to fold f's score; ``mean`` and ``interval`` (95%
+    t-interval over folds) summarise them; ``pooled`` scores all held-out predictions as one run.
+    ``sizes[f]`` is the number of dialogues held out in fold f; ``seconds[f]`` its fit + predict time.
+    """
+
+    kind: str
+    k: int
+    subtasks: tuple[str, ...]
+    seed: int
+    params: dict
+    n_dialogues: int
+    columns: list[str]
+    folds: list[dict[str, float]]
+    sizes: list[int]
+    seconds: list[float]
+    mean: dict[str, float] = field(default_factory=dict)
+    interval: dict[str, tuple[float, float]] = field(default_factory=dict)
+    pooled: dict[str, float] = field(default_factory=dict)
+    source: str | None = None
+    runs: list[str] = field(default_factory=list)
+    trained_on: list[str] = field(default_factory=list)
+    """The files each fold's model was trained on (their dialogues outside the fold); [] means ``source``."""
+
+    def flat(self) -> list[tuple[str, list[float]]]:
+        """``[(column, [fold scores])]`` in column order, for tables."""
+        return [(c, [f[c] for f in self.folds]) for c in self.columns]
+
+    def to_dict(self) -> dict:
+        """A JSON-able dict of everything (settings, per-fold scores, means, intervals)."""
+        d = asdict(self)
+        d["subtasks"] = list(self.subtasks)
+        d["interval"] = {c: list(v) for c, v in self.interval.items()}
+        d["interval_method"] = f"t-interval over folds, level {LEVEL}"
+        return d
+
+
+def cross_validate(corpus: Corpus | str | Path | list, kind: str, folds: int = 5, subtask: str = "both",
+                   seed: int = 0, params: dict | None = None, progress: bool | None = None,
+                   out_dir: str | Path | None = None) -> CVResult:
+    """Train ``kind`` on k-1 folds, predict the held-out fold, score it; for each of the k folds.
+
+    Parameters
+    ----------
+    corpus : Corpus, path or list of dict
+        An annotated STC-3 dataset (every dialogue labelled for the subtasks asked).
+    kind : str
+        A registered model kind (``uniform``, ``prior``, ``position``, ``linear``, ``neural``, ...).
+    folds : int >= 2, default 5
+        Number of folds; dialogue ``d`` is in fold :func:`fold_of(d.id, folds) <fold_of>`.
+    subtask : {'both', 'quality', 'nugget'}
+    seed : int >= 0
+        The seed of every fold's model (the folds themselves never depend on it).
+    params : dict, optional
+        Hyper-parameters of the kind.
+    progress : bool, optional
+        A bar over folds (None: when stderr is a terminal).
+    out_dir : path, optional
+        Write ``cv-<kind>.json`` (all held-out predictions: one full run) and
+        ``cv-<kind>-folds/fold-<f>.json`` (fold f's held-out predictions, f from 1) here.
+
+    Returns
+    -------
+    CVResult
+
+    See Also
+    --------
+    cross_validate_many : several files trained on together (translations sharing ids), scored apart.
+
+    Examples
+    --------
+    >>> t = lambda s: {"sender": s, "utterances": ["x"]}
+    >>> data = [{"id": str(i), "turns": [t("customer"), t("helpdesk")], "annotations": [
+    ...     {"quality": {"A": i % 3 - 1, "S": 0, "E": 1}, "nugget": ["CNUG0", "HNaN"]}]} for i in range(20)]
+    >>> r = cross_validate(data, "prior", folds=4)
+    >>> r.sizes, round(r.mean["nugget.jsd"], 4), r.columns[0]
+    ([3, 7, 3, 7], 0.0, 'quality.nmd.A')
+    """
+    return cross_validate_many([corpus], kind, folds, subtask, seed, params, progress, out_dir)[0]
+
+
+def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str = "both", seed: int = 0,
+                        params: dict | None = None, progress: bool | None = None,
+                        out_dir: str | Path | None = None) -> list[CVResult]:
+    """k-fold cross-validation of a model trained on several annotated files at once; one result per file.
+
+    For fold f, one model is trained on the dialogues of *every* file whose id is not in fold f, then each
+    file's held-out dialogues are predicted and scored on their own. Folds depend on the dialogue id only,
+    so files that share ids (STC-3's English file translates part of the Chinese one, with the same ids and
+    labels) never train on a translation of a held-out dialogue. With one file this is
+    :func:`cross_validate`. Parameters as there; ``out_dir`` gets one sub-folder per file when there are
+    several (named after the file).
+
+    Returns
+    -------
+    list of CVResult
+        In the order of ``corpora`` (always a list, one per file).
+    """
+    from dialeval.io.runs import write_run
+    from dialeval.models import read_dialogues
+    from dialeval.models.base import kind_class
+    from dialeval.scoring import evaluate
+
+    if not isinstance(corpora, list | tuple) or not corpora:
+        raise DialevalError(f"corpora must be a non-empty list of corpora or paths; received {describe(corpora)}")
+    loaded = [read_dialogues(c) for c in corpora]
+    cls = kind_class(kind)
+    subtasks = check_subtasks(subtask)
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise DialevalError(f"folds = {describe(folds)} is not allowed; allowed are integers >= 2")
+    params = dict(params or {})
+    cls(subtasks, seed, progress=False, **params)  # check the settings before any work
+    parts = []
+    for n, corpus in enumerate(loaded):
+        ids = corpus.ids()
+        fold = np.array([fold_of(i, folds) for i in ids], dtype=np.int64)
+        empty = [f + 1 for f in range(folds) if not np.any(fold == f)]
+        if empty:
+            raise DialevalError(f"{folds} folds of {len(ids)} dialogues leave fold(s) {empty} empty; use fewer "
+                                "folds", file=corpus.source)
+        gold = load_gold(corpus)
+        missing = [s for s in subtasks if s not in gold.subtasks]
+        if missing:
+            raise DialevalError(f"the corpus has no {' or '.join(missing)} annotations to cross-validate on",
+                                file=corpus.source)
+        sub = None
+        if out_dir is not None:
+            sub = Path(out_dir) if len(loaded) == 1 else Path(out_dir) / _folder_name(corpus, n)
+        parts.append({"corpus": corpus, "ids": ids, "fold": fold.tolist(), "gold": gold, "out": sub,
+                      "scores": [], "sizes": [], "records": {}, "runs": []})
+    cols = columns(subtasks)
+    seconds: list[float] = []
+    for f in _progress.track(range(folds), f"cv {kind}: {folds} folds", progress=progress):
+        t0 = time.perf_counter()
+        train_dialogues = [d for p in parts for d, g in zip(p["corpus"].dialogues, p["fold"], strict=True) if g != f]
+        first = parts[0]["corpus"]
+        train = Corpus(train_dialogues, dict(first.scales), first.format,
+                       " + ".join(str(p["corpus"].source) for p in parts), first.language)
+        model = cls(subtasks, seed, progress=False, **params).fit(train)
+        for p in parts:
+            test_ids = [i for i, g in zip(p["ids"], p["fold"], strict=True) if g == f]
+            table = TurnTable.from_corpus(p["corpus"].subset(test_ids))
+            records = model.predict(table).to_records(table)
+            flat = flatten(evaluate(records, p["gold"].subset(test_ids)))
+            p["scores"].append({c: flat[c] for c in cols})
+            p["sizes"].append(len(test_ids))
+            p["records"] |= {r["id"]: r for r in records}
+            if p["out"] is not None:
+                path = p["out"] / f"cv-{kind}-folds" / f"fold-{f + 1}.json"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_run(records, str(path))
+                p["runs"].append(str(path))
+        seconds.append(time.perf_counter() - t0)
+    results = []
+    for p in parts:
+        pooled_records = [p["records"][i] for i in p["ids"]]
+        pooled = flatten(evaluate(pooled_records, p["gold"]))
+        if p["out"] is not None:
+            p["out"].mkdir(parents=True, exist_ok=True)
+            path = p["out"] / f"cv-{kind}.json"
+            write_run(pooled_records, str(path))
+            p["runs"].insert(0, str(path))
+        scores = p["scores"]
+        mean = {c: float(np.mean([s[c] for s in scores])) for c in cols}
+        interval = {c: t_interval([s[c] for s in scores]) for c in cols}
+        results.append(CVResult(kind, folds, subtasks, seed, params, len(p["ids"]), cols, scores, p["sizes"],
+                                list(seconds), mean, interval, {c: pooled[c] for c in cols}, p["corpus"].source,
+                                p["runs"], [str(q["corpus"].source) for q in parts]))
+    return results
+
+
+def _folder_name(corpus: Corpus, n: int) -> str:
+    return Path(str(corpus.source)).stem if corpus.source else f"corpus-{n + 1}"

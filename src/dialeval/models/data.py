@@ -1,0 +1,210 @@
+"""What models read and write: a flat table of turns, the gold targets on it, and predictions on it.
+
+A model sees a corpus of customer–helpdesk dialogues (STC-3 / DialEval scales) as a :class:`TurnTable`:
+one row per turn (utterance block) in dialogue order, with the turn's text, sender and position. Its
+targets (:class:`Targets`) and predictions (:class:`Predicted`) are arrays on the same table: per quality
+key an ``n × 5`` array (levels ``2 .. -2``), and one row per customer turn (``CNUG0, CNUG, CNUG*, CNaN``)
+and per helpdesk turn (``HNUG, HNUG*, HNaN``), in flat turn order. A prediction becomes a submission
+file with :meth:`Predicted.to_records`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dialeval.corpus import Corpus
+from dialeval.errors import DialevalError, describe
+from dialeval.io.stc3 import NUGGET_SCALE, NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS, SENDERS
+
+SUBTASKS = ("quality", "nugget")
+SUBTASK_CHOICES = ("both", "quality", "nugget")
+CUSTOMER, HELPDESK = SENDERS
+
+
+def check_subtasks(subtask: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """``"both" | "quality" | "nugget"`` (or a tuple of subtasks) as a tuple of subtasks, in report order."""
+    if isinstance(subtask, str):
+        if subtask not in SUBTASK_CHOICES:
+            raise DialevalError(f"subtask {describe(subtask)} is not allowed; allowed are "
+                                + ", ".join(SUBTASK_CHOICES))
+        return SUBTASKS if subtask == "both" else (subtask,)
+    out = tuple(subtask)
+    if not out or any(s not in SUBTASKS for s in out):
+        raise DialevalError(f"subtasks {describe(subtask)} are not allowed; allowed are " + ", ".join(SUBTASKS))
+    return tuple(s for s in SUBTASKS if s in out)
+
+
+def check_stc3(corpus: object) -> Corpus:
+    """The corpus, if it is a :class:`Corpus` with STC-3 senders; a :class:`DialevalError` otherwise."""
+    if not isinstance(corpus, Corpus):
+        raise DialevalError(f"expected a dialeval Corpus (dialeval.read_corpus(...)), received "
+                            f"{type(corpus).__name__}")
+    if not len(corpus):
+        raise DialevalError("the corpus has no dialogues", file=corpus.source)
+    for d in corpus.dialogues:
+        for t, turn in enumerate(d.turns):
+            if turn.sender not in SENDERS:
+                raise DialevalError(f"sender {describe(turn.sender)} is not allowed; models predict STC-3 "
+                                    "scales, whose senders are customer, helpdesk", file=corpus.source,
+                                    dialogue=d.id, field=f"turns[{t}].sender")
+    return corpus
+
+
+@dataclass(frozen=True)
+class TurnTable:
+    """A corpus flattened to turns, in dialogue order.
+
+    ``texts[t]``, ``is_customer[t]``, ``dialogue[t]`` (row of its dialogue), ``position[t]`` (0-based) and
+    ``n_turns[dialogue[t]]`` describe flat turn ``t``; ``start[i]:start[i + 1]`` are dialogue i's turns.
+    """
+
+    ids: list[str]
+    texts: list[str]
+    is_customer: np.ndarray
+    dialogue: np.ndarray
+    position: np.ndarray
+    n_turns: np.ndarray
+    start: np.ndarray
+    source: str | None = None
+
+    @classmethod
+    def from_corpus(cls, corpus: Corpus) -> TurnTable:
+        corpus = check_stc3(corpus)
+        n_turns = np.array([len(d.turns) for d in corpus.dialogues], dtype=np.int64)
+        texts = [t.text for d in corpus.dialogues for t in d.turns]
+        is_c = np.array([t.sender == CUSTOMER for d in corpus.dialogues for t in d.turns], dtype=bool)
+        dlg = np.repeat(np.arange(len(n_turns)), n_turns)
+        start = np.concatenate([[0], np.cumsum(n_turns)]).astype(np.int64)
+        pos = np.arange(len(texts)) - start[dlg]
+        return cls(corpus.ids(), texts, is_c, dlg, pos, n_turns, start, corpus.source)
+
+    @property
+    def n_dialogues(self) -> int:
+        return len(self.ids)
+
+    @property
+    def is_first(self) -> np.ndarray:
+        return self.position == 0
+
+    @property
+    def is_last(self) -> np.ndarray:
+        return self.position == self.n_turns[self.dialogue] - 1
+
+    def take(self, rows: np.ndarray) -> TurnTable:
+        """The dialogues at ``rows`` (an index array), in that order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        turns = np.concatenate([np.arange(self.start[r], self.start[r + 1]) for r in rows.tolist()]
+                               ) if len(rows) else np.zeros(0, dtype=np.int64)
+        n_turns = self.n_turns[rows]
+        start = np.concatenate([[0], np.cumsum(n_turns)]).astype(np.int64)
+        dlg = np.repeat(np.arange(len(rows)), n_turns)
+        return TurnTable([self.ids[r] for r in rows.tolist()], [self.texts[t] for t in turns.tolist()],
+                         self.is_customer[turns], dlg, self.position[turns], n_turns, start, self.source)
+
+
+@dataclass
+class Predicted:
+    """Predicted (or gold) distributions on a :class:`TurnTable`; a subtask not predicted is None.
+
+    ``quality[k]``: n × 5 over ``2, 1, 0, -1, -2``; ``customer``: one row per customer turn over
+    ``CNUG0, CNUG, CNUG*, CNaN``; ``helpdesk``: one row per helpdesk turn over ``HNUG, HNUG*, HNaN``.
+    """
+
+    quality: dict[str, np.ndarray] | None = None
+    customer: np.ndarray | None = None
+    helpdesk: np.ndarray | None = None
+
+    @property
+    def subtasks(self) -> tuple[str, ...]:
+        return tuple(s for s, ok in (("quality", self.quality is not None),
+                                     ("nugget", self.customer is not None)) if ok)
+
+    def check(self, table: TurnTable) -> Predicted:
+        """Raise unless every array has the table's shape and holds finite distributions; returns self."""
+        shapes = {}
+        if self.quality is not None:
+            for k in QUALITY_KEYS:
+                shapes[f"quality.{k}"] = (self.quality.get(k), (table.n_dialogues, len(QUALITY_LEVELS)))
+        if self.customer is not None or self.helpdesk is not None:
+            shapes["customer"] = (self.customer, (int(table.is_customer.sum()), len(NUGGET_TYPES[CUSTOMER])))
+            shapes["helpdesk"] = (self.helpdesk, (int((~table.is_customer).sum()), len(NUGGET_TYPES[HELPDESK])))
+        for name, (a, shape) in shapes.items():
+            if a is None or np.shape(a) != shape:
+                raise DialevalError(f"prediction {name} has shape {None if a is None else np.shape(a)}; "
+                                    f"expected {shape}")
+            if not np.all(np.isfinite(a)) or np.any(a < 0) or np.any(np.abs(a.sum(axis=1) - 1) > 1e-6):
+                raise DialevalError(f"prediction {name} holds rows that are not distributions")
+        return self
+
+    def select(self, subtasks: tuple[str, ...]) -> Predicted:
+        return Predicted(self.quality if "quality" in subtasks else None,
+                         self.customer if "nugget" in subtasks else None,
+                         self.helpdesk if "nugget" in subtasks else None)
+
+    def to_records(self, table: TurnTable, digits: int = 6) -> list[dict]:
+        """The prediction as a submission file's records (FORMATS.md §1), probabilities rounded.
+
+        Rounding keeps every value >= 0 and each distribution's sum within ``10**-digits * L`` of 1 (the
+        scorer normalises).
+        """
+        def dist(row: np.ndarray, levels: tuple[str, ...]) -> dict[str, float]:
+            return dict(zip(levels, (round(float(v), digits) for v in row), strict=True))
+
+        records: list[dict] = [{"id": i} for i in table.ids]
+        if self.quality is not None:
+            q = {k: np.asarray(self.quality[k]) for k in QUALITY_KEYS}
+            for r, rec in enumerate(records):
+                rec["quality"] = {k: dist(q[k][r], QUALITY_LEVELS) for k in QUALITY_KEYS}
+        if self.customer is not None and self.helpdesk is not None:
+            rows = np.where(table.is_customer, np.cumsum(table.is_customer) - 1, np.cumsum(~table.is_customer) - 1)
+            for r, rec in enumerate(records):
+                nug = []
+                for t in range(int(table.start[r]), int(table.start[r + 1])):
+                    if table.is_customer[t]:
+                        nug.append(dist(self.customer[rows[t]], NUGGET_TYPES[CUSTOMER]))
+                    else:
+                        nug.append(dist(self.helpdesk[rows[t]], NUGGET_TYPES[HELPDESK]))
+                rec["nugget"] = nug
+        return records
+
+
+def targets(corpus: Corpus, table: TurnTable, subtasks: tuple[str, ...]) -> Predicted:
+    """The annotators' distributions of ``corpus`` on ``table`` (the training targets).
+
+    Raises
+    ------
+    DialevalError
+        When a dialogue (or turn) has no annotation for a subtask asked for: training needs labels
+        everywhere (the dialogue ids are named).
+    """
+    from dialeval.distributions import gold_distributions
+
+    names = ([*QUALITY_KEYS] if "quality" in subtasks else []) + (
+        list(NUGGET_SCALE.values()) if "nugget" in subtasks else [])
+    gold = gold_distributions(corpus, names)
+    out = Predicted()
+    if "quality" in subtasks:
+        out.quality = {}
+        for k in QUALITY_KEYS:
+            d = gold[k]
+            if d.ids != table.ids:
+                missing = sorted(set(table.ids) - set(d.ids))
+                raise DialevalError(f"{len(missing)} dialogue(s) have no quality annotations, e.g. "
+                                    f"{missing[:5]}; training on quality needs them all", file=corpus.source)
+            out.quality[k] = d.probs.astype(np.float64)
+    if "nugget" in subtasks:
+        for sender, attr in ((CUSTOMER, "customer"), (HELPDESK, "helpdesk")):
+            d = gold[NUGGET_SCALE[sender]]
+            want = table.is_customer if sender == CUSTOMER else ~table.is_customer
+            keys = list(zip([table.ids[i] for i in table.dialogue[want].tolist()],
+                            table.position[want].tolist(), strict=True))
+            if d.item_keys() != keys:
+                have = set(d.item_keys())
+                missing = sorted({i for i, t in keys if (i, t) not in have})
+                raise DialevalError(f"{len(missing)} dialogue(s) have {sender} turns without nugget "
+                                    f"annotations, e.g. {missing[:5]}; training on nuggets needs them all",
+                                    file=corpus.source)
+            setattr(out, attr, d.probs.astype(np.float64))
+    return out

@@ -1,0 +1,409 @@
+"""The default model: a hierarchical network over frozen sentence embeddings, an ensemble of a few seeds.
+
+Architecture (one member; the ensemble averages the members' probabilities):
+
+1. each turn: its USE v3 embedding (512-d, :mod:`dialeval.models.encoders`) and the standardised
+   :data:`~dialeval.models.features.POSITION_FEATURES` (sender, position flags, length, ...) →
+   ``Linear → GELU → dropout`` to ``hidden`` units;
+2. a bidirectional GRU over the turns of the dialogue (the context encoder) → ``2 × hidden`` per turn;
+3. nugget heads: ``Linear(2h → 4)`` for customer turns and ``Linear(2h → 3)`` for helpdesk turns, on the
+   turn's GRU state concatenated with its input projection;
+4. quality heads: the mean, max and last turn of the GRU states → ``Linear → GELU`` → ``Linear(→ 5)`` for
+   each of A, S, E.
+
+Training (PyTorch, CPU): AdamW on soft labels — the annotators' distributions are the targets. Nugget
+loss: cross-entropy ``-sum_i q(i) log p(i)``; quality loss: cross-entropy plus ``ordinal_weight ×
+sum_i (cp(i) - cq(i))^2`` (the squared distance of the cumulative distributions, which respects the
+order of the levels the way NMD does). Prediction runs the same network in numpy (no torch import:
+loading is fast); a test checks that both agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+import numpy as np
+
+from dialeval import progress as _progress
+from dialeval.errors import DialevalError
+from dialeval.io.stc3 import QUALITY_KEYS
+from dialeval.models import encoders
+from dialeval.models.base import Estimator, normalise_rows, register
+from dialeval.models.data import Predicted, TurnTable
+from dialeval.models.features import POSITION_FEATURES, position_features
+
+_N_CUST, _N_HELP, _N_LEVELS = 4, 3, 5
+
+
+def _check_params(p: dict) -> None:
+    ints = ("hidden", "epochs", "batch_size", "ensemble")
+    for k in ints:
+        if isinstance(p[k], bool) or not isinstance(p[k], int) or p[k] < 1:
+            raise DialevalError(f"neural: {k} = {p[k]!r} is not allowed; allowed are integers >= 1")
+    for k in ("lr", "weight_decay", "dropout", "ordinal_weight"):
+        if isinstance(p[k], bool) or not isinstance(p[k], int | float) or not (0 <= p[k] < 1e3):
+            raise DialevalError(f"neural: {k} = {p[k]!r} is not allowed; allowed are numbers >= 0")
+    if p["dropout"] >= 1:
+        raise DialevalError(f"neural: dropout = {p['dropout']!r} is not allowed; allowed are 0 <= dropout < 1")
+
+
+def _padded(table: TurnTable, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(n, T, D)`` turn features padded with zeros and the ``(n, T)`` mask of real turns."""
+    n, T = table.n_dialogues, int(table.n_turns.max())
+    X = np.zeros((n, T, feats.shape[1]), dtype=np.float32)
+    X[table.dialogue, table.position] = feats
+    mask = np.zeros((n, T), dtype=bool)
+    mask[table.dialogue, table.position] = True
+    return X, mask
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    from scipy.special import erf
+
+    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    x = x - x.max(axis=-1, keepdims=True)
+    e = np.exp(x)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _reverse_index(lengths: np.ndarray, T: int) -> np.ndarray:
+    """``idx[i, t]``: the position that step t of dialogue i's reversed sequence reads (padding stays put)."""
+    t = np.arange(T)[None, :]
+    L = lengths[:, None]
+    return np.where(t < L, L - 1 - t, t)
+
+
+def _gru_numpy(x: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray, b_ih: np.ndarray, b_hh: np.ndarray
+               ) -> np.ndarray:
+    """PyTorch's GRU (gates r, z, n) over ``x`` of shape (n, T, D); returns (n, T, H)."""
+    n, T, _ = x.shape
+    H = w_hh.shape[1]
+    gi = x @ w_ih.T + b_ih  # (n, T, 3H)
+    h = np.zeros((n, H), dtype=x.dtype)
+    out = np.empty((n, T, H), dtype=x.dtype)
+    for t in range(T):
+        gh = h @ w_hh.T + b_hh
+        r = _sigmoid(gi[:, t, :H] + gh[:, :H])
+        z = _sigmoid(gi[:, t, H:2 * H] + gh[:, H:2 * H])
+        c = np.tanh(gi[:, t, 2 * H:] + r * gh[:, 2 * H:])
+        h = (1.0 - z) * c + z * h
+        out[:, t] = h
+    return out
+
+
+def forward_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
+    """One member's probabilities: ``quality`` (n, 3, 5) and ``turn_c`` (n, T, 4), ``turn_h`` (n, T, 3)."""
+    lengths = mask.sum(axis=1)
+    T = X.shape[1]
+    proj = _gelu(X @ w["proj.weight"].T + w["proj.bias"]) * mask[..., None]
+    fwd = _gru_numpy(proj, w["gru.weight_ih_l0"], w["gru.weight_hh_l0"], w["gru.bias_ih_l0"], w["gru.bias_hh_l0"])
+    rev = _reverse_index(lengths, T)
+    rows = np.arange(len(X))[:, None]
+    bwd = _gru_numpy(proj[rows, rev], w["gru.weight_ih_l0_reverse"], w["gru.weight_hh_l0_reverse"],
+                     w["gru.bias_ih_l0_reverse"], w["gru.bias_hh_l0_reverse"])[rows, rev]
+    ctx = np.concatenate([fwd, bwd], axis=-1) * mask[..., None]
+    turn = np.concatenate([ctx, proj], axis=-1)
+    out = {"turn_c": _softmax(turn @ w["cust.weight"].T + w["cust.bias"]),
+           "turn_h": _softmax(turn @ w["help.weight"].T + w["help.bias"])}
+    pooled = _pool_numpy(ctx, mask, lengths)
+    hid = _gelu(pooled @ w["qual_hidden.weight"].T + w["qual_hidden.bias"])
+    logits = (hid @ w["qual_out.weight"].T + w["qual_out.bias"]).reshape(len(X), len(QUALITY_KEYS), _N_LEVELS)
+    out["quality"] = _softmax(logits)
+    return out
+
+
+def _pool_numpy(ctx: np.ndarray, mask: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    mean = ctx.sum(axis=1) / np.maximum(lengths, 1)[:, None]
+    mx = np.where(mask[..., None], ctx, -np.inf).max(axis=1)
+    last = ctx[np.arange(len(ctx)), np.maximum(lengths - 1, 0)]
+    return np.concatenate([mean, mx, last], axis=-1)
+
+
+def _build_net(d_in: int, hidden: int, dropout: float):
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = nn.Linear(d_in, hidden)
+            self.drop = nn.Dropout(dropout)
+            self.gru = nn.GRU(hidden, hidden, batch_first=True, bidirectional=True)
+            self.cust = nn.Linear(3 * hidden, _N_CUST)
+            self.help = nn.Linear(3 * hidden, _N_HELP)
+            self.qual_hidden = nn.Linear(6 * hidden, hidden)
+            self.qual_out = nn.Linear(hidden, len(QUALITY_KEYS) * _N_LEVELS)
+
+        def forward(self, X, mask, lengths):
+            m = mask.unsqueeze(-1).to(X.dtype)
+            proj = self.drop(nn.functional.gelu(self.proj(X))) * m
+            packed = nn.utils.rnn.pack_padded_sequence(proj, lengths, batch_first=True, enforce_sorted=False)
+            ctx, _ = self.gru(packed)
+            ctx, _ = nn.utils.rnn.pad_packed_sequence(ctx, batch_first=True, total_length=X.shape[1])
+            ctx = ctx * m
+            turn = self.drop(torch.cat([ctx, proj], dim=-1))
+            mean = ctx.sum(1) / lengths.clamp(min=1).unsqueeze(-1).to(X.dtype)
+            mx = ctx.masked_fill(~mask.unsqueeze(-1), float("-inf")).max(1).values
+            last = ctx[torch.arange(len(ctx)), (lengths - 1).clamp(min=0)]
+            pooled = self.drop(torch.cat([mean, mx, last], dim=-1))
+            hid = self.drop(nn.functional.gelu(self.qual_hidden(pooled)))
+            q = self.qual_out(hid).view(len(X), len(QUALITY_KEYS), _N_LEVELS)
+            return q, self.cust(turn), self.help(turn)
+
+    return Net()
+
+
+@register
+class Neural(Estimator):
+    """Hierarchical BiGRU over frozen multilingual sentence embeddings; an ensemble of ``ensemble`` seeds.
+
+    Parameters (keyword, all optional): ``hidden`` (GRU units per direction), ``dropout``, ``epochs``,
+    ``batch_size`` (dialogues), ``lr``, ``weight_decay``, ``ordinal_weight`` (weight of the cumulative
+    squared loss of the quality heads), ``ensemble`` (members trained with seeds ``seed, seed+1, ...``).
+
+    Examples
+    --------
+    >>> from dialeval.models.neural import Neural
+    >>> Neural(epochs=2, ensemble=1).params["hidden"]
+    128
+    """
+
+    kind = "neural"
+    description = "BiGRU over USE v3 turn embeddings + position features, soft-label and ordinal losses"
+    defaults: ClassVar[dict] = {"hidden": 128, "dropout": 0.3, "epochs": 25, "batch_size": 32, "lr": 2e-3,
+                                "weight_decay": 1e-2, "ordinal_weight": 1.0, "ensemble": 4}
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        _check_params(self.params)
+        self.members: list[dict[str, np.ndarray]] = []
+        self.feat_mean: np.ndarray | None = None
+        self.feat_std: np.ndarray | None = None
+
+    # -- features ---------------------------------------------------------------------------------
+    def _features(self, table: TurnTable, *, fit: bool = False) -> np.ndarray:
+        emb = encoders.embed(table.texts, progress=self.progress)
+        pos = position_features(table)
+        if fit:
+            self.feat_mean = pos.mean(axis=0)
+            self.feat_std = pos.std(axis=0) + 1e-6
+        pos = (pos - self.feat_mean) / self.feat_std
+        return np.concatenate([emb, pos.astype(np.float32)], axis=1)
+
+    # -- training ---------------------------------------------------------------------------------
+    def _fit(self, table: TurnTable, y: Predicted) -> None:
+        p = self.params
+        X, mask = _padded(table, self._features(table, fit=True))
+        n, T, _ = X.shape
+        has_q, has_n = y.quality is not None, y.customer is not None
+        Yq = np.stack([y.quality[k] for k in QUALITY_KEYS], axis=1) if has_q else np.zeros((n, 3, _N_LEVELS))
+        Yc = np.zeros((n, T, _N_CUST))
+        Yh = np.zeros((n, T, _N_HELP))
+        mc = np.zeros((n, T), dtype=bool)
+        mh = np.zeros((n, T), dtype=bool)
+        if has_n:
+            c, h = table.is_customer, ~table.is_customer
+            Yc[table.dialogue[c], table.position[c]] = y.customer
+            Yh[table.dialogue[h], table.position[h]] = y.helpdesk
+            mc[table.dialogue[c], table.position[c]] = True
+            mh[table.dialogue[h], table.position[h]] = True
+        data = {"X": X, "mask": mask, "len": mask.sum(1).astype(np.int64), "Yq": Yq.astype(np.float32),
+                "Yc": Yc.astype(np.float32), "Yh": Yh.astype(np.float32), "mc": mc, "mh": mh}
+        seeds = [self.seed + m for m in range(p["ensemble"])]
+        workers = min(len(seeds), encoders.threads())  # members train in parallel processes ($DIALEVAL_THREADS)
+        with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, {n} dialogues, "
+                           f"{workers} process(es))", len(seeds) * p["epochs"], progress=self.progress) as bar:
+            if workers == 1:
+                self.members = [train_member(data, p, s, has_q, has_n, bar.advance) for s in seeds]
+            else:
+                self.members = _train_in_processes(data, p, seeds, has_q, has_n, workers, bar.advance)
+
+    # -- prediction -------------------------------------------------------------------------------
+    def _predict(self, table: TurnTable) -> Predicted:
+        X, mask = _padded(table, self._features(table))
+        X = X.astype(np.float64)  # float64 forward: BLAS rounding no longer shows in the probabilities
+        acc: dict[str, np.ndarray] = {}
+        order = np.argsort(table.n_turns, kind="stable")  # batches of similar length
+        for w in self.members:
+            out = {k: np.empty(0) for k in ("quality", "turn_c", "turn_h")}
+            parts = []
+            for s in range(0, len(order), 512):
+                rows = order[s:s + 512]
+                T = int(table.n_turns[rows].max())
+                parts.append((rows, forward_numpy(w, X[rows, :T], mask[rows, :T])))
+            out["quality"] = np.zeros((len(X), len(QUALITY_KEYS), _N_LEVELS))
+            out["turn_c"] = np.zeros((*mask.shape, _N_CUST))
+            out["turn_h"] = np.zeros((*mask.shape, _N_HELP))
+            for rows, o in parts:
+                T = o["turn_c"].shape[1]
+                out["quality"][rows] = o["quality"]
+                out["turn_c"][rows, :T] = o["turn_c"]
+                out["turn_h"][rows, :T] = o["turn_h"]
+            for k, v in out.items():
+                acc[k] = acc.get(k, 0) + v / len(self.members)
+        c = table.is_customer
+        pred = Predicted()
+        if "quality" in self.subtasks:
+            pred.quality = {k: normalise_rows(acc["quality"][:, i]) for i, k in enumerate(QUALITY_KEYS)}
+        if "nugget" in self.subtasks:
+            pred.customer = normalise_rows(acc["turn_c"][table.dialogue[c], table.position[c]])
+            pred.helpdesk = normalise_rows(acc["turn_h"][table.dialogue[~c], table.position[~c]])
+        return pred
+
+    # -- state ------------------------------------------------------------------------------------
+    def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        arrays = {"feat_mean": self.feat_mean, "feat_std": self.feat_std}
+        for i, w in enumerate(self.members):
+            arrays.update({f"m{i}/{k}": v.astype(np.float16) for k, v in w.items()})
+        config = {"members": len(self.members), "encoder": encoders.ENCODER, "features": list(POSITION_FEATURES)}
+        return config, arrays
+
+    def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:
+        if config.get("encoder") != encoders.ENCODER or config.get("features") != list(POSITION_FEATURES):
+            raise DialevalError(f"this neural model was trained with encoder {config.get('encoder')!r} and "
+                                f"features {config.get('features')}; this dialeval has {encoders.ENCODER!r} and "
+                                f"{list(POSITION_FEATURES)}")
+        self.feat_mean, self.feat_std = arrays["feat_mean"], arrays["feat_std"]
+        self.members = []
+        for i in range(int(config["members"])):
+            pre = f"m{i}/"
+            self.members.append({k[len(pre):]: v.astype(np.float64) for k, v in arrays.items() if k.startswith(pre)})
+
+
+def train_member(data: dict[str, np.ndarray], p: dict, seed: int, has_q: bool, has_n: bool,
+                 advance: Callable[[int], object] | None = None) -> dict[str, np.ndarray]:
+    """Train one member (one torch thread, seeded) on padded arrays; returns its weights (float16 precision).
+
+    A module-level function so that members can train in separate processes: the result depends on the
+    seed and the data only, not on the process or the number of workers.
+    """
+    import torch
+
+    # One thread: this network is small, and several OpenMP threads competing for busy cores make a
+    # step up to 20x slower (seen on a 2-core machine under load). It also keeps training reproducible.
+    torch.set_num_threads(1)
+    t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in data.items()}
+    torch.manual_seed(seed)
+    gen = np.random.default_rng(seed)
+    net = _build_net(t["X"].shape[2], p["hidden"], p["dropout"])
+    opt = torch.optim.AdamW(net.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
+    n = len(t["X"])
+    batches_per_epoch = (n + p["batch_size"] - 1) // p["batch_size"]
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=p["lr"], total_steps=p["epochs"] * batches_per_epoch,
+                                                pct_start=0.2)
+    net.train()
+    for _ in range(p["epochs"]):
+        order = gen.permutation(n)
+        for b in range(batches_per_epoch):
+            idx = torch.from_numpy(order[b * p["batch_size"]:(b + 1) * p["batch_size"]])
+            lens = t["len"][idx]
+            T = int(lens.max())
+            q, c, h = net(t["X"][idx, :T], t["mask"][idx, :T], lens)
+            loss = torch.zeros(())
+            if has_q:
+                loss = loss + _quality_loss(q, t["Yq"][idx], p["ordinal_weight"])
+            if has_n:
+                loss = loss + _soft_ce(c, t["Yc"][idx, :T], t["mc"][idx, :T]) \
+                    + _soft_ce(h, t["Yh"][idx, :T], t["mh"][idx, :T])
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
+            opt.step()
+            sched.step()
+        if advance is not None:
+            advance(1)
+    net.eval()
+    # kept at float16 precision, as saved: a loaded model predicts exactly what the trained one did
+    return {k: v.detach().numpy().astype(np.float16).astype(np.float64) for k, v in net.state_dict().items()}
+
+
+def _train_in_processes(data: dict[str, np.ndarray], p: dict, seeds: list[int], has_q: bool, has_n: bool,
+                        workers: int, advance: Callable[[int], object]) -> list[dict[str, np.ndarray]]:
+    """Members trained by ``python -m dialeval.models.neural`` workers, ``workers`` at a time.
+
+    Plain subprocesses rather than multiprocessing: a spawned multiprocessing worker re-imports the
+    caller's main script, which breaks scripts without an ``if __name__ == "__main__"`` guard. Data and
+    weights travel as ``.npz`` files in a temporary folder; each member's result depends on its seed only.
+    """
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import dialeval
+
+    src = str(Path(dialeval.__file__).resolve().parents[1])  # the worker imports this very dialeval
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    with tempfile.TemporaryDirectory(prefix="dialeval-train-") as tmp:
+        np.savez(Path(tmp) / "data.npz", **data)
+        pending = list(enumerate(seeds))
+        running: list[tuple[int, subprocess.Popen, Path]] = []
+        results: dict[int, dict[str, np.ndarray]] = {}
+        try:
+            while pending or running:
+                while pending and len(running) < workers:
+                    i, seed = pending.pop(0)
+                    out = Path(tmp) / f"member{i}.npz"
+                    spec = json.dumps({"params": p, "seed": seed, "has_q": has_q, "has_n": has_n})
+                    cmd = [sys.executable, "-m", "dialeval.models.neural", str(Path(tmp) / "data.npz"), str(out), spec]
+                    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                    running.append((i, proc, out))
+                i, proc, out = running.pop(0)
+                _, err = proc.communicate()
+                if proc.returncode != 0:
+                    last = (err.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
+                    raise DialevalError(f"neural: the training worker of member {i} exited with status "
+                                        f"{proc.returncode}: {last}")
+                with np.load(out, allow_pickle=False) as z:
+                    results[i] = {k: z[k] for k in z.files}
+                advance(p["epochs"])
+        finally:
+            for _, proc, _ in running:
+                proc.kill()
+    return [results[i] for i in range(len(seeds))]
+
+
+def _worker_main(argv: list[str]) -> None:
+    """``python -m dialeval.models.neural DATA.npz OUT.npz SPEC_JSON``: train one member, write its weights."""
+    import json
+
+    data_path, out_path, spec = argv
+    cfg = json.loads(spec)
+    with np.load(data_path, allow_pickle=False) as z:
+        data = {k: z[k] for k in z.files}
+    weights = train_member(data, cfg["params"], int(cfg["seed"]), bool(cfg["has_q"]), bool(cfg["has_n"]))
+    np.savez(out_path, **weights)
+
+
+def _soft_ce(logits, target, mask):
+    import torch
+
+    logp = torch.log_softmax(logits, dim=-1)
+    per = -(target * logp).sum(-1)
+    m = mask.to(per.dtype)
+    return (per * m).sum() / m.sum().clamp(min=1)
+
+
+def _quality_loss(logits, target, ordinal_weight: float):
+    import torch
+
+    logp = torch.log_softmax(logits, dim=-1)
+    ce = -(target * logp).sum(-1).mean()
+    cdf = torch.cumsum(logp.exp(), -1) - torch.cumsum(target, -1)
+    return ce + ordinal_weight * (cdf ** 2).sum(-1).mean()
+
+
+if __name__ == "__main__":
+    import sys
+
+    _worker_main(sys.argv[1:])

@@ -1,0 +1,140 @@
+"""Folds by a stable hash of the id, and k-fold cross-validation scored by the project's scorer."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import dialeval
+from dialeval.errors import DialevalError
+from dialeval.models.cv import CVResult, cross_validate, fold_of, t_interval
+
+# sha256 of the UTF-8 ids, from `printf '%s' ID | sha256sum` (not from the code under test).
+DIGESTS = {
+    "4358": "e4dcce8e6a465149a2b5bf617971ae1b0cc8c178afd88e015abed107dff53255",
+    "d1": "8b53639f152c8fc6ef30802fde462ba0be9cf085f7580dc69efd72e002abbb35",
+    "abc": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    "对话1": "84054ae3855757caf844836522be4b3f772e659769a92ccd3e41acee1953b171",
+}
+# 16 = 1 (mod 3) and (mod 5): a hex number mod 3 or 5 is the sum of its hex digits mod 3 or 5.
+EXPECTED = {"4358": (0, 0), "d1": (1, 0), "abc": (1, 0), "对话1": (0, 2)}  # (k = 3, k = 5)
+
+
+@pytest.mark.parametrize("did", list(DIGESTS))
+def test_fold_of_is_sha256_mod_k(did):
+    digit_sum = sum(int(c, 16) for c in DIGESTS[did])
+    assert (digit_sum % 3, digit_sum % 5) == EXPECTED[did]
+    assert (fold_of(did, 3), fold_of(did, 5)) == EXPECTED[did]
+    assert fold_of(did, 10) % 2 == int(DIGESTS[did][-1], 16) % 2  # mod 10 keeps the parity of the last digit
+    assert fold_of(did, 10) % 5 == EXPECTED[did][1]
+
+
+def test_folds_partition_and_do_not_depend_on_the_other_ids():
+    ids = [str(i) for i in range(500)]
+    folds = [fold_of(i, 5) for i in ids]
+    assert set(folds) == {0, 1, 2, 3, 4}
+    assert all(60 <= folds.count(f) <= 140 for f in range(5))
+    assert [fold_of(i, 5) for i in reversed(ids)] == folds[::-1]
+
+
+def test_fold_of_rejects_bad_k():
+    with pytest.raises(DialevalError, match="folds = 0 is not allowed"):
+        fold_of("x", 0)
+
+
+def test_t_interval_by_hand():
+    # mean 2, sd 1, n 3: half-width t(0.975, 2) / sqrt(3) with t(0.975, 2) = 4.302652729749464 (tables)
+    lo, hi = t_interval([1.0, 2.0, 3.0])
+    assert hi - 2 == pytest.approx(4.302652729749464 / 3**0.5, rel=1e-12) and lo + hi == pytest.approx(4)
+
+
+def _hand_prior_records(train: list[dict], test: list[dict]) -> list[dict]:
+    """The prior's predictions, built straight from the JSON labels (the floor of 1e-6 applied)."""
+    levels = ["2", "1", "0", "-1", "-2"]
+    types = {"customer": ["CNUG0", "CNUG", "CNUG*", "CNaN"], "helpdesk": ["HNUG", "HNUG*", "HNaN"]}
+    q = {k: np.zeros(5) for k in "ASE"}
+    nug = {s: np.zeros(len(t)) for s, t in types.items()}
+    n_turns = {"customer": 0, "helpdesk": 0}
+    for rec in train:
+        anns = rec["annotations"]
+        for a in anns:
+            for k in "ASE":
+                q[k][levels.index(str(a["quality"][k]))] += 1 / len(anns) / len(train)
+        for t, turn in enumerate(rec["turns"]):
+            n_turns[turn["sender"]] += 1
+            for a in anns:
+                nug[turn["sender"]][types[turn["sender"]].index(a["nugget"][t])] += 1 / len(anns)
+
+    def dist(v: np.ndarray, labels: list[str]) -> dict:
+        v = np.clip(v, 1e-6, None)
+        return {lab: round(float(x), 6) for lab, x in zip(labels, v / v.sum(), strict=True)}
+
+    out = []
+    for rec in test:
+        out.append({"id": rec["id"], "quality": {k: dist(q[k], levels) for k in "ASE"},
+                    "nugget": [dist(nug[t["sender"]] / n_turns[t["sender"]], types[t["sender"]])
+                               for t in rec["turns"]]})
+    return out
+
+
+def test_prior_cv_matches_scores_of_hand_made_predictions(en60_records, en60, tmp_path):
+    r = cross_validate(en60, "prior", folds=3, out_dir=tmp_path)
+    assert isinstance(r, CVResult)
+    assert (r.k, r.kind, r.subtasks, r.n_dialogues) == (3, "prior", ("quality", "nugget"), 60)
+    fold = [fold_of(rec["id"], 3) for rec in en60_records]
+    assert r.sizes == [fold.count(f) for f in range(3)]
+    for f in range(3):
+        test = [rec for rec, g in zip(en60_records, fold, strict=True) if g == f]
+        train = [rec for rec, g in zip(en60_records, fold, strict=True) if g != f]
+        want = dialeval.evaluate(_hand_prior_records(train, test), test)
+        assert r.folds[f]["quality.nmd.S"] == pytest.approx(want["quality"]["nmd"]["S"], abs=1e-9)
+        assert r.folds[f]["nugget.rnss"] == pytest.approx(want["nugget"]["rnss"], abs=1e-9)
+        run = json.loads((tmp_path / "cv-prior-folds" / f"fold-{f + 1}.json").read_text())
+        assert [x["id"] for x in run] == [x["id"] for x in test]
+    for col, values in r.flat():
+        assert r.mean[col] == pytest.approx(np.mean(values))
+        lo, hi = r.interval[col]
+        assert lo < r.mean[col] < hi
+    full = json.loads((tmp_path / "cv-prior.json").read_text())
+    assert [x["id"] for x in full] == [x["id"] for x in en60_records]
+    pooled = dialeval.evaluate(full, en60)
+    assert r.pooled["nugget.jsd"] == pytest.approx(pooled["nugget"]["jsd"])
+    assert json.loads(json.dumps(r.to_dict()))["interval_method"].startswith("t-interval")
+
+
+def test_same_folds_for_every_kind_and_deterministic(en60):
+    a = cross_validate(en60, "uniform", folds=4, subtask="nugget")
+    b = cross_validate(en60, "position", folds=4, subtask="nugget", params={"min_turns": 2})
+    c = cross_validate(en60, "position", folds=4, subtask="nugget", params={"min_turns": 2})
+    assert a.sizes == b.sizes and a.columns == b.columns == ["nugget.jsd", "nugget.rnss"]
+    assert b.folds == c.folds and b.params == {"min_turns": 2}
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"kind": "nope"}, "model kind 'nope' is not known"),
+    ({"kind": "prior", "folds": 1}, "folds = 1 is not allowed; allowed are integers >= 2"),
+    ({"kind": "prior", "folds": 100}, "empty; use fewer folds"),
+    ({"kind": "position", "params": {"min_turns": -1}}, "min_turns = -1 is not allowed"),
+    ({"kind": "prior", "subtask": "all"}, "subtask 'all' is not allowed"),
+])
+def test_errors(en60, kwargs, message):
+    with pytest.raises(DialevalError, match=message):
+        cross_validate(en60, **kwargs)
+
+
+def test_unannotated_corpus_is_an_error(tiny_gold):
+    for rec in tiny_gold:
+        del rec["annotations"]
+    with pytest.raises(DialevalError, match="no annotations"):
+        cross_validate(tiny_gold, "prior", folds=2)
+
+
+def test_subtask_without_annotations_is_an_error(tiny_gold):
+    for rec in tiny_gold:
+        for a in rec["annotations"]:
+            del a["nugget"]
+    with pytest.raises(DialevalError, match="no nugget annotations to cross-validate on"):
+        cross_validate(tiny_gold, "prior", folds=2)
+    assert cross_validate(tiny_gold, "prior", folds=2, subtask="quality").columns[0] == "quality.nmd.A"

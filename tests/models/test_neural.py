@@ -1,0 +1,102 @@
+"""The neural kind: the numpy forward pass equals PyTorch's, save/load and seeds reproduce, predictions score."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dialeval.errors import DialevalError
+from dialeval.models.base import Estimator
+from dialeval.models.data import TurnTable
+from dialeval.models.neural import Neural, _build_net, _padded, forward_numpy
+
+SMALL = {"hidden": 16, "epochs": 3, "ensemble": 2, "batch_size": 16}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _cache(tmp_path_factory: pytest.TempPathFactory):
+    """Embeddings cached in a fresh folder for this module (set before the module's model is trained)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DIALEVAL_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
+@pytest.fixture(scope="module")
+def fitted(_cache, en60) -> Neural:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DIALEVAL_THREADS", "1")  # members one after the other in this process
+        return Neural(seed=3, progress=False, **SMALL).fit(en60)
+
+
+def test_numpy_forward_equals_torch_on_ragged_batches():
+    """An independent implementation (PyTorch's packed GRU) is the reference for the numpy pass."""
+    import torch
+
+    torch.manual_seed(0)
+    net = _build_net(12, 8, 0.0).eval()
+    rng = np.random.default_rng(0)
+    lengths = np.array([1, 4, 2, 5, 3])
+    X = rng.normal(size=(5, 5, 12)).astype(np.float32)
+    mask = np.arange(5)[None, :] < lengths[:, None]
+    X[~mask] = 0
+    with torch.no_grad():
+        q, c, h = net(torch.from_numpy(X), torch.from_numpy(mask), torch.from_numpy(lengths))
+    w = {k: v.numpy() for k, v in net.state_dict().items()}
+    out = forward_numpy(w, X, mask)
+    np.testing.assert_allclose(out["quality"], torch.softmax(q, -1).numpy(), atol=1e-5)
+    np.testing.assert_allclose(out["turn_c"][mask], torch.softmax(c, -1).numpy()[mask], atol=1e-5)
+    np.testing.assert_allclose(out["turn_h"][mask], torch.softmax(h, -1).numpy()[mask], atol=1e-5)
+
+
+def test_fit_predict_scores(fitted, en60, assert_valid):
+    records = assert_valid(fitted, en60)
+    assert len(records) == 60 and all("quality" in r and "nugget" in r for r in records)
+
+
+def test_save_load_identical(fitted, en60, tmp_path):
+    folder = fitted.save(tmp_path / "m")
+    loaded = Estimator.load(folder)
+    assert isinstance(loaded, Neural) and loaded.params == fitted.params
+    for wa, wb in zip(fitted.members, loaded.members, strict=True):
+        assert wa.keys() == wb.keys() and all(np.array_equal(wa[k], wb[k]) for k in wa)
+    table = TurnTable.from_corpus(en60)
+    a, b = fitted.predict(table), loaded.predict(table)
+    assert a.to_records(table) == b.to_records(table)  # the files written are identical
+    np.testing.assert_allclose(a.customer, b.customer, rtol=0, atol=1e-12)
+
+
+def test_seeded_training_reproducible(fitted, en60):
+    again = Neural(seed=3, progress=False, **SMALL).fit(en60)
+    other = Neural(seed=4, progress=False, **SMALL).fit(en60)
+    for wa, wb in zip(fitted.members, again.members, strict=True):  # training is bit-reproducible
+        assert all(np.array_equal(wa[k], wb[k]) for k in wa)
+    table = TurnTable.from_corpus(en60)
+    assert again.predict(table).to_records(table) == fitted.predict(table).to_records(table)
+    assert not np.allclose(other.predict(table).customer, fitted.predict(table).customer)
+
+
+def test_same_members_in_parallel_processes(fitted, en60, monkeypatch):
+    monkeypatch.setenv("DIALEVAL_THREADS", "2")  # the two members train in two spawned processes
+    parallel = Neural(seed=3, progress=False, **SMALL).fit(en60)
+    for wa, wb in zip(fitted.members, parallel.members, strict=True):
+        assert all(np.array_equal(wa[k], wb[k]) for k in wa)
+
+
+def test_one_subtask(en60, tiny, assert_valid):
+    m = Neural(subtask="nugget", progress=False, **SMALL).fit(en60)
+    pred = m.predict(tiny)
+    assert pred.quality is None and pred.customer is not None
+    assert_valid(m, tiny)
+
+
+def test_padding_layout(tiny):
+    table = TurnTable.from_corpus(tiny)
+    X, mask = _padded(table, np.ones((len(table.texts), 2), dtype=np.float32))
+    assert mask.tolist() == [[True, True, False], [True, True, True], [True, False, False]]
+    assert X[~mask].sum() == 0
+
+
+@pytest.mark.parametrize(("param", "value"), [("hidden", 0), ("dropout", 1.0), ("epochs", "5"), ("lr", -1)])
+def test_bad_parameters(param, value):
+    with pytest.raises(DialevalError, match=param):
+        Neural(**{param: value})

@@ -1,0 +1,42 @@
+"""The shipped default models: present, small, documented, and they predict the demo corpus."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import dialeval
+from dialeval.cli.demo import demo_dir
+from dialeval.models import LANGUAGES, SHIPPED, load_model, predict, shipped_folder
+from dialeval.models.neural import Neural
+
+MAX_BYTES = 25 * 1024 * 1024  # the issue's budget for every shipped model together
+
+
+def test_every_language_has_a_shipped_neural_model_for_both_subtasks():
+    for lang in LANGUAGES:
+        model = load_model(lang)
+        assert isinstance(model, Neural) and model.subtasks == ("quality", "nugget")
+        card = shipped_folder(lang) / "MODEL_CARD.md"
+        assert card.is_file(), card
+        text = card.read_text(encoding="utf-8")
+        for must in ("dialeval train", "--seed 0", "Cross-validation", "Intended use", "Licence"):
+            assert must in text, (card, must)
+
+
+def test_shipped_models_fit_the_size_budget():
+    total = sum(p.stat().st_size for p in SHIPPED.rglob("*") if p.is_file())
+    assert total <= MAX_BYTES, f"{total / 2**20:.1f} MB shipped"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_shipped_model_predicts_the_demo_corpus(lang, tmp_path):
+    gold = demo_dir() / "gold.json"
+    out = tmp_path / "run.json"
+    records = predict(gold, lang=lang, out=out)
+    assert json.loads(out.read_text(encoding="utf-8")) == records
+    summary = dialeval.evaluate(str(out), str(gold))
+    assert summary["dialogues"]["missing"] == 0 and set(summary) >= {"quality", "nugget"}
+    for q in summary["quality"]["nmd"].values():
+        assert 0 <= q <= 1
