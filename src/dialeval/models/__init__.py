@@ -85,9 +85,9 @@ def read_dialogues(dialogues: Corpus | list | str | os.PathLike) -> Corpus:
         parts = [read_dialogues(d) for d in dialogues]
         if len(parts) == 1:
             return parts[0]
-        langs = {p.language for p in parts}
+        langs = dict.fromkeys(p.language or detect_language(p) for p in parts)  # e.g. "zh+en"
         return Corpus([d for p in parts for d in p.dialogues], dict(parts[0].scales), parts[0].format,
-                      " + ".join(str(p.source) for p in parts), langs.pop() if len(langs) == 1 else None)
+                      " + ".join(str(p.source) for p in parts), "+".join(langs))
     if isinstance(dialogues, list | tuple):
         from dialeval.io.stc3 import read_stc3
 

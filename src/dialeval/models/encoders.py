@@ -8,8 +8,8 @@ L2-normalised, Chinese and English alike. Nothing is downloaded. Its thread coun
 which was the bottleneck for English; the two agree except on degenerate input such as an empty string or
 runs of unknown characters, so training and prediction always use the C++ one).
 
-The cache (``$DIALEVAL_CACHE``, else ``~/.cache/dialeval``) holds one ``.npy`` file per text batch
-keyed by SHA-256 of the encoder name and text; a text seen before is never embedded again.
+The cache (``$DIALEVAL_CACHE``, else ``~/.cache/dialeval``) holds ``.npz`` shards of embeddings keyed by
+SHA-256 of the encoder name and text; a text seen before is never embedded again.
 """
 
 from __future__ import annotations
@@ -115,9 +115,12 @@ def embed(texts: list[str], *, cache: bool = True, progress: bool | None = None)
 
     Identical texts are embedded once; new ones in batches, with a progress bar on long work.
     """
-    folder = cache_dir() if cache else None
-    store = _CACHES.setdefault(str(folder), _Cache(folder))
-    store.load()
+    if cache:
+        folder = cache_dir()
+        store = _CACHES.setdefault(str(folder), _Cache(folder))
+        store.load()
+    else:
+        store = _Cache(None)  # nothing reused, nothing kept
     keys = [_key(t) for t in texts]
     todo = {}
     for k, t in zip(keys, texts, strict=True):

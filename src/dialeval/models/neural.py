@@ -81,12 +81,17 @@ def _reverse_index(lengths: np.ndarray, T: int) -> np.ndarray:
     return np.where(t < L, L - 1 - t, t)
 
 
+def _dense(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``x @ w.T + b`` over the last axis, as one 2-D matrix product (a 3-D ``@`` makes one call per row)."""
+    return (x.reshape(-1, x.shape[-1]) @ w.T + b).reshape(*x.shape[:-1], w.shape[0])
+
+
 def _gru_numpy(x: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray, b_ih: np.ndarray, b_hh: np.ndarray
                ) -> np.ndarray:
     """PyTorch's GRU (gates r, z, n) over ``x`` of shape (n, T, D); returns (n, T, H)."""
     n, T, _ = x.shape
     H = w_hh.shape[1]
-    gi = x @ w_ih.T + b_ih  # (n, T, 3H)
+    gi = _dense(x, w_ih, b_ih)  # (n, T, 3H)
     h = np.zeros((n, H), dtype=x.dtype)
     out = np.empty((n, T, H), dtype=x.dtype)
     for t in range(T):
@@ -103,7 +108,8 @@ def forward_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray) -> 
     """One member's probabilities: ``quality`` (n, 3, 5) and ``turn_c`` (n, T, 4), ``turn_h`` (n, T, 3)."""
     lengths = mask.sum(axis=1)
     T = X.shape[1]
-    proj = _gelu(X @ w["proj.weight"].T + w["proj.bias"]) * mask[..., None]
+    proj = np.zeros((*X.shape[:2], w["proj.weight"].shape[0]), dtype=X.dtype)
+    proj[mask] = _gelu(_dense(X[mask], w["proj.weight"], w["proj.bias"]))  # real turns only
     fwd = _gru_numpy(proj, w["gru.weight_ih_l0"], w["gru.weight_hh_l0"], w["gru.bias_ih_l0"], w["gru.bias_hh_l0"])
     rev = _reverse_index(lengths, T)
     rows = np.arange(len(X))[:, None]
@@ -111,8 +117,8 @@ def forward_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray) -> 
                      w["gru.bias_ih_l0_reverse"], w["gru.bias_hh_l0_reverse"])[rows, rev]
     ctx = np.concatenate([fwd, bwd], axis=-1) * mask[..., None]
     turn = np.concatenate([ctx, proj], axis=-1)
-    out = {"turn_c": _softmax(turn @ w["cust.weight"].T + w["cust.bias"]),
-           "turn_h": _softmax(turn @ w["help.weight"].T + w["help.bias"])}
+    out = {"turn_c": _softmax(_dense(turn, w["cust.weight"], w["cust.bias"])),
+           "turn_h": _softmax(_dense(turn, w["help.weight"], w["help.bias"]))}
     pooled = _pool_numpy(ctx, mask, lengths)
     hid = _gelu(pooled @ w["qual_hidden.weight"].T + w["qual_hidden.bias"])
     logits = (hid @ w["qual_out.weight"].T + w["qual_out.bias"]).reshape(len(X), len(QUALITY_KEYS), _N_LEVELS)
@@ -235,8 +241,8 @@ class Neural(Estimator):
         for w in self.members:
             out = {k: np.empty(0) for k in ("quality", "turn_c", "turn_h")}
             parts = []
-            for s in range(0, len(order), 512):
-                rows = order[s:s + 512]
+            for s in range(0, len(order), 128):  # chunks of similar lengths: little padding
+                rows = order[s:s + 128]
                 T = int(table.n_turns[rows].max())
                 parts.append((rows, forward_numpy(w, X[rows, :T], mask[rows, :T])))
             out["quality"] = np.zeros((len(X), len(QUALITY_KEYS), _N_LEVELS))
