@@ -239,17 +239,12 @@ class Neural(Estimator):
         acc: dict[str, np.ndarray] = {}
         order = np.argsort(table.n_turns, kind="stable")  # batches of similar length
         for w in self.members:
-            out = {k: np.empty(0) for k in ("quality", "turn_c", "turn_h")}
-            parts = []
+            out = {"quality": np.zeros((len(X), len(QUALITY_KEYS), _N_LEVELS)),
+                   "turn_c": np.zeros((*mask.shape, _N_CUST)), "turn_h": np.zeros((*mask.shape, _N_HELP))}
             for s in range(0, len(order), 128):  # chunks of similar lengths: little padding
                 rows = order[s:s + 128]
                 T = int(table.n_turns[rows].max())
-                parts.append((rows, forward_numpy(w, X[rows, :T], mask[rows, :T])))
-            out["quality"] = np.zeros((len(X), len(QUALITY_KEYS), _N_LEVELS))
-            out["turn_c"] = np.zeros((*mask.shape, _N_CUST))
-            out["turn_h"] = np.zeros((*mask.shape, _N_HELP))
-            for rows, o in parts:
-                T = o["turn_c"].shape[1]
+                o = forward_numpy(w, X[rows, :T], mask[rows, :T])
                 out["quality"][rows] = o["quality"]
                 out["turn_c"][rows, :T] = o["turn_c"]
                 out["turn_h"][rows, :T] = o["turn_h"]
