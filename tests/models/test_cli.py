@@ -89,3 +89,22 @@ def test_errors_are_one_line_and_exit_2(argv, en60_path, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ")
     assert not (tmp_path / "r.json").exists() and not (tmp_path / "m").exists()
+
+
+def test_train_and_cv_on_several_files(en60_records, tmp_path, capsys):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(en60_records[:30]), encoding="utf-8")
+    b.write_text(json.dumps(en60_records[30:]), encoding="utf-8")
+    assert run(["train", str(a), str(b), "--out", str(tmp_path / "m"), "--model", "prior"]) == 0
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert meta["info"]["trained_on"]["dialogues"] == 60 and meta["info"]["command"].startswith(
+        f"dialeval train {a} {b} --out")
+    capsys.readouterr()
+    assert run(["cv", str(a), str(b), "--folds", "3", "--model", "prior", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["source"] == [str(a), str(b)]
+    assert [r["n_dialogues"] for r in doc["results"]] == [30, 30]
+    assert all(r["trained_on"] == [str(a), str(b)] for r in doc["results"])
+    assert run(["cv", str(a), str(b), "--folds", "3", "--model", "prior"]) == 0
+    out = capsys.readouterr().out
+    assert "each fold trained on a.json + b.json" in out and "Summary: 3-fold CV on b.json" in out

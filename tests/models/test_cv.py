@@ -138,3 +138,56 @@ def test_subtask_without_annotations_is_an_error(tiny_gold):
     with pytest.raises(DialevalError, match="no nugget annotations to cross-validate on"):
         cross_validate(tiny_gold, "prior", folds=2)
     assert cross_validate(tiny_gold, "prior", folds=2, subtask="quality").columns[0] == "quality.nmd.A"
+
+
+def _synthetic(n: int = 20, text: str = "x") -> list[dict]:
+    t = lambda s: {"sender": s, "utterances": [text]}  # noqa: E731
+    return [{"id": str(i), "turns": [t("customer"), t("helpdesk")], "annotations": [
+        {"quality": {"A": i % 3 - 1, "S": i % 5 - 2, "E": 1}, "nugget": ["CNUG0" if i % 2 else "CNaN", "HNaN"]}]}
+        for i in range(n)]
+
+
+def test_several_files_trained_together_scored_apart():
+    """Two copies of one file: the prior's training mean is unchanged, so both results equal the single file's."""
+    from dialeval.models.cv import cross_validate_many
+
+    recs = _synthetic()
+    single = cross_validate(recs, "prior", folds=4)
+    both = cross_validate_many([recs, _synthetic(text="y")], "prior", folds=4)
+    assert isinstance(both, list) and len(both) == 2
+    for r in both:
+        assert r.sizes == single.sizes and r.columns == single.columns
+        for c in single.columns:
+            assert r.mean[c] == pytest.approx(single.mean[c], abs=1e-12)
+    assert len(cross_validate_many([recs], "prior", folds=4)) == 1  # always a list
+
+
+def test_several_files_never_train_on_a_held_out_id(monkeypatch):
+    """Each fold's model sees no dialogue of that fold from any file (the files share ids: translations)."""
+    from dialeval.models import baselines
+    from dialeval.models.cv import cross_validate_many
+
+    seen: list[set[str]] = []
+    fit = baselines.Prior.fit
+
+    def spy(self, corpus):
+        seen.append(set(corpus.ids()))
+        return fit(self, corpus)
+
+    monkeypatch.setattr(baselines.Prior, "fit", spy)
+    cross_validate_many([_synthetic(), _synthetic(text="y")], "prior", folds=4)
+    for f, ids in enumerate(seen):
+        assert ids and all(fold_of(i, 4) != f for i in ids)
+
+
+def test_read_dialogues_joins_files_and_records_languages(tmp_path):
+    from dialeval.models import read_dialogues
+
+    zh = [{"id": "1", "turns": [{"sender": "customer", "utterances": ["我的订单还没有到"]}]}]
+    en = [{"id": "1", "turns": [{"sender": "customer", "utterances": ["My order has not arrived"]}]}]
+    paths = []
+    for name, recs in (("zh.json", zh), ("en.json", en)):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(json.dumps(recs, ensure_ascii=False), encoding="utf-8")
+    corpus = read_dialogues(paths)
+    assert len(corpus) == 2 and corpus.language == "zh+en" and "zh.json + " in corpus.source
