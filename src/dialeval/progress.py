@@ -24,6 +24,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column
 
 T = TypeVar("T")
 
@@ -65,7 +66,10 @@ def bar(description: str, total: float | None, *, progress: bool | None = None) 
     if not enabled(progress):
         yield _NullBar()
         return
-    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
+    # On a narrow terminal the bar and then the description give way; the count and times never wrap.
+    columns = [TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis", ratio=3)),
+               BarColumn(bar_width=None, table_column=Column(ratio=2)),
+               MofNCompleteColumn(table_column=Column(no_wrap=True)), TaskProgressColumn(),
                TimeElapsedColumn(), TimeRemainingColumn()]
     with Progress(*columns, console=Console(stderr=True), transient=False) as p:
         yield _Bar(p, p.add_task(description, total=total))

@@ -17,3 +17,21 @@ def test_closed_forms():
     # Disjoint one-hot distributions: JSD = 1 bit; NMD over 5 levels at the two ends = 1.
     assert math.isclose(jsd([1, 0], [0, 1]), 1.0)
     assert math.isclose(nmd([1, 0, 0, 0, 0], [0, 0, 0, 0, 1]), 1.0)
+
+
+def test_progress_bar_keeps_its_count_on_an_80_column_terminal(monkeypatch):
+    """A long label gives way; the count ("3205/80000") is never cut (it was, with a fixed-width bar)."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    import dialeval.progress as progress
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=80, force_terminal=True, color_system=None)
+    monkeypatch.setattr(progress, "Console", lambda **_: console)
+    with progress.bar("randomised Tukey HSD (40 runs, B=80000)", 80000, progress=True) as b:
+        b.advance(3205)
+    lines = [line for line in re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue()).splitlines() if line.strip()]
+    assert "3205/80000" in lines[-1] and len(lines[-1]) <= 80
