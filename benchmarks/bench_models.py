@@ -51,8 +51,9 @@ def main() -> None:
     from dialeval.models import encoders
     from dialeval.models.base import Estimator
     from dialeval.models.data import TurnTable
+    from dialeval.threads import default_threads
 
-    print(f"machine: {os.cpu_count()} CPUs, dialeval threads {encoders.threads()}; load average "
+    print(f"machine: {os.cpu_count()} CPUs, dialeval threads {default_threads()}; load average "
           f"{os.getloadavg()[0]:.2f} at start")
     if a.model is None:
         model_dir = a.keep or Path(tempfile.mkdtemp(prefix="dialeval-bench-model-")) / "model"

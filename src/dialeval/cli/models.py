@@ -223,25 +223,24 @@ def register(app: typer.Typer) -> None:
             print(doc)
             return
         console = _console()
+
+        def show(title: str, head: list[str], rows: list[list[str]], rule_after: int | None = None) -> None:
+            if format == CVFormat.md:
+                console.print(_markdown(title, head, rows), markup=False)
+            else:
+                console.print(_rich(title, head, rows, rule_after=rule_after))
+
         trained = " + ".join(d.name for d in data)
         for path, rs in zip(data, by_file, strict=True):
             for r in rs:
                 head, rows = fold_rows(r)
-                title = _title(r, path.name) + (f"; each fold trained on {trained}" if len(data) > 1 else "")
-                if format == CVFormat.md:
-                    console.print(_markdown(title, head, rows), markup=False)
-                else:
-                    console.print(_rich(title, head, rows, rule_after=len(rows) - 3))
+                show(_title(r, path.name) + (f"; each fold trained on {trained}" if len(data) > 1 else ""),
+                     head, rows, rule_after=len(rows) - 3)
         for path, rs in zip(data, by_file, strict=True):
             if len(rs) > 1 or len(data) > 1:
-                head, rows = summary_rows(rs)
-                title = (f"Summary: {folds}-fold CV on {path.name}"
-                         + (f" (each fold trained on {trained})" if len(data) > 1 else "")
-                         + ", mean over folds ± half-width of the 95% t-interval; lower is better")
-                if format == CVFormat.md:
-                    console.print(_markdown(title, head, rows), markup=False)
-                else:
-                    console.print(_rich(title, head, rows))
+                show(f"Summary: {folds}-fold CV on {path.name}"
+                     + (f" (each fold trained on {trained})" if len(data) > 1 else "")
+                     + ", mean over folds ± half-width of the 95% t-interval; lower is better", *summary_rows(rs))
         if runs_out is not None:
             err.print(f"wrote held-out runs to {runs_out} (compare them: dialeval compare {runs_out} --gold "
                       f"{data[0]})", markup=False)

@@ -26,7 +26,7 @@ from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.io.stc3 import QUALITY_KEYS
 from dialeval.models.data import TurnTable, check_subtasks
-from dialeval.scoring import TASKS, load_gold
+from dialeval.scoring import TASKS, PreparedGold, load_gold, score
 
 LEVEL = 0.95
 
@@ -57,16 +57,14 @@ def columns(subtasks: tuple[str, ...]) -> list[str]:
     return out
 
 
-def flatten(summary: dict) -> dict[str, float]:
-    """A :func:`dialeval.evaluate` summary as ``{column: value}`` (``quality.nmd.A``, ``nugget.jsd``, ...)."""
-    flat = {}
-    for subtask in ("quality", "nugget"):
-        for m, v in summary.get(subtask, {}).items():
-            if isinstance(v, dict):
-                flat |= {f"{subtask}.{m}.{key}": float(x) for key, x in v.items()}
-            else:
-                flat[f"{subtask}.{m}"] = float(v)
-    return flat
+def column_means(records: list[dict], gold: PreparedGold) -> dict[str, float]:
+    """Each score column of a run (``quality.nmd.A``, ``nugget.jsd``, ...), averaged over its dialogues.
+
+    The columns and per-dialogue scores are :func:`dialeval.score`'s, so these are the means
+    :func:`dialeval.evaluate` reports.
+    """
+    s = score(records, gold)
+    return dict(zip(s.columns, s.matrix.mean(axis=0).tolist(), strict=True))
 
 
 def t_interval(values: list[float] | np.ndarray, level: float = LEVEL) -> tuple[float, float]:
@@ -190,7 +188,6 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
     from dialeval.io.runs import write_run
     from dialeval.models import read_dialogues
     from dialeval.models.base import kind_class
-    from dialeval.scoring import evaluate
 
     if not isinstance(corpora, list | tuple) or not corpora:
         raise DialevalError(f"corpora must be a non-empty list of corpora or paths; received {describe(corpora)}")
@@ -232,7 +229,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
             test_ids = [i for i, g in zip(p["ids"], p["fold"], strict=True) if g == f]
             table = TurnTable.from_corpus(p["corpus"].subset(test_ids))
             records = model.predict(table).to_records(table)
-            flat = flatten(evaluate(records, p["gold"].subset(test_ids)))
+            flat = column_means(records, p["gold"].subset(test_ids))
             p["scores"].append({c: flat[c] for c in cols})
             p["sizes"].append(len(test_ids))
             p["records"] |= {r["id"]: r for r in records}
@@ -245,7 +242,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
     results = []
     for p in parts:
         pooled_records = [p["records"][i] for i in p["ids"]]
-        pooled = flatten(evaluate(pooled_records, p["gold"]))
+        pooled = column_means(pooled_records, p["gold"])
         if p["out"] is not None:
             p["out"].mkdir(parents=True, exist_ok=True)
             path = p["out"] / f"cv-{kind}.json"

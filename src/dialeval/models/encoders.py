@@ -23,6 +23,8 @@ import numpy as np
 
 from dialeval import progress as _progress
 from dialeval.errors import DialevalError
+from dialeval.io.atomic import atomic_path
+from dialeval.threads import default_threads
 
 ENCODER = "usem3-512-spm"
 DIM = 512
@@ -32,16 +34,6 @@ _MODELS: dict[int, object] = {}
 
 def cache_dir() -> Path:
     return Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval") / "embeddings" / ENCODER
-
-
-def threads() -> int:
-    env = os.environ.get("DIALEVAL_THREADS", "")
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _use():
@@ -100,9 +92,8 @@ class _Cache:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             name = hashlib.sha256("".join(keys).encode()).hexdigest()[:24]
-            tmp = self.folder / f".{name}.tmp.npz"
-            np.savez(tmp, keys=np.array(keys), vecs=vecs.astype(np.float32))
-            os.replace(tmp, self.folder / f"{name}.npz")
+            with atomic_path(self.folder / f"{name}.npz") as tmp:
+                np.savez(tmp, keys=np.array(keys), vecs=vecs.astype(np.float32))
         except OSError:
             pass  # a read-only home: the cache is an optimisation, not a requirement
 
@@ -139,7 +130,7 @@ def embed(texts: list[str], *, cache: bool = True, progress: bool | None = None)
 
             # Fixed chunks, each on one BLAS thread, several at a time: numpy releases the GIL in the heavy
             # parts, so this uses every core; a chunk's result does not depend on which thread ran it.
-            with ThreadPoolExecutor(max(1, min(threads(), len(chunks)))) as pool:
+            with ThreadPoolExecutor(min(default_threads(), len(chunks))) as pool:
                 for chunk, vecs in zip(chunks, pool.map(one, chunks), strict=True):
                     store.add([k for k, _ in chunk], vecs)
                     bar.advance(len(chunk))

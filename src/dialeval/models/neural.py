@@ -32,6 +32,7 @@ from dialeval.models import encoders
 from dialeval.models.base import Estimator, normalise_rows, register
 from dialeval.models.data import Predicted, TurnTable
 from dialeval.models.features import POSITION_FEATURES, position_features
+from dialeval.threads import default_threads
 
 _N_CUST, _N_HELP, _N_LEVELS = 4, 3, 5
 
@@ -224,7 +225,7 @@ class Neural(Estimator):
         data = {"X": X, "mask": mask, "len": mask.sum(1).astype(np.int64), "Yq": Yq.astype(np.float32),
                 "Yc": Yc.astype(np.float32), "Yh": Yh.astype(np.float32), "mc": mc, "mh": mh}
         seeds = [self.seed + m for m in range(p["ensemble"])]
-        workers = min(len(seeds), encoders.threads())  # members train in parallel processes ($DIALEVAL_THREADS)
+        workers = min(len(seeds), default_threads())  # members train in parallel processes ($DIALEVAL_THREADS)
         with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, {n} dialogues, "
                            f"{workers} process(es))", len(seeds) * p["epochs"], progress=self.progress) as bar:
             if workers == 1:

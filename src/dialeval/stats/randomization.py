@@ -8,7 +8,6 @@ difference of run means, which controls the familywise error rate over all pairs
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from dialeval.stats._common import (
     stream_key,
     tie_tolerance,
 )
+from dialeval.threads import check_threads, default_threads
 
 TUKEY_TEST = "randomised Tukey HSD"
 EXACT_MAX_N = 20
@@ -79,24 +79,6 @@ class TukeyHSD:
 def _kernel():
     from dialeval.stats._kernels import hsd_chunk  # imported late: numba loads only when a test runs
     return hsd_chunk
-
-
-def default_threads() -> int:
-    """Threads for the randomised tests: ``$DIALEVAL_THREADS`` if set, else the CPUs this process may use."""
-    env = os.environ.get("DIALEVAL_THREADS")
-    if env:
-        return check_threads(int(env) if env.strip().isdigit() else env)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def check_threads(threads: object) -> int:
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise DialevalError(f"threads = {threads!r} is not allowed; allowed are integers >= 1 (or None: "
-                            "$DIALEVAL_THREADS, else every CPU)")
-    return threads
 
 
 def permutation_null(X: np.ndarray, B: int, key: int, advance: Callable[[int], object] | None = None,
