@@ -1,7 +1,8 @@
 """The service's storage: SQLAlchemy 2 models and one :class:`Database` handle (SQLite or PostgreSQL).
 
-Tables: ``teams`` (a token hash, never the token), ``admin_tokens``, ``tasks`` (the split and quotas;
-its gold file in ``task_golds``), ``submissions`` (scores; the uploaded bytes in ``submission_files``).
+Tables: ``teams`` (a token hash, never the token), ``admin_tokens``, ``invitations`` (hashed codes),
+``tasks`` (the split and quotas; its gold file in ``task_golds``), ``submissions`` (scores; the uploaded
+bytes in ``submission_files``).
 The schema is created and upgraded by the Alembic migrations shipped in ``service/migrations``.
 
 Every write goes through :meth:`Database.write`: one transaction that takes a real lock first,
@@ -80,6 +81,26 @@ class AdminToken(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     label: Mapped[str] = mapped_column(String(200), default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Invitation(Base):
+    """A code an organiser hands out: to register a team, or to join a collection or an annotation project.
+
+    Only the SHA-256 of the code is stored (:mod:`dialeval.service.invitations`).
+    """
+
+    __tablename__ = "invitations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))             # one of invitations.KINDS
+    target: Mapped[str] = mapped_column(String(64), default="")  # collection / project name; "" for teams
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    label: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)   # first use
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+    __table_args__ = (Index("ix_invitations_kind_target", "kind", "target"),)
 
 
 class Task(Base):

@@ -1,0 +1,145 @@
+"""Invitations: codes an organiser hands out, shown once and stored only as a SHA-256 hash.
+
+One concept for every way into the service that an organiser controls:
+
+=============  =========  ==============================================================================
+kind           prefix     what the code does
+=============  =========  ==============================================================================
+``team``       ``dti_``   registers one team (single use: consumed by the registration it allows)
+``collection`` ``dci_``   lets one participant chat in a collection (the code is that person's key)
+``annotation`` ``dai_``   lets one annotator label a project's items (the code is that person's key)
+=============  =========  ==============================================================================
+
+The prefix tells people which code is which; the check is by ``kind`` and ``target`` in the database, so
+a team token (``dt_``) or an invitation of another kind or project never passes for this one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from dialeval.service.db import Database, Invitation
+from dialeval.service.errors import Conflict, Invalid, Unauthorized
+from dialeval.service.tokens import hash_token, new_token
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of invitation: its name, the prefix of its codes, and whether one use consumes it."""
+
+    name: str
+    prefix: str
+    single_use: bool
+    what: str
+
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("team", "dti_", True, "registers one team"),
+    Kind("collection", "dci_", False, "lets one participant chat in a collection"),
+    Kind("annotation", "dai_", False, "lets one annotator label a project's items"),
+)}
+"""Every kind of invitation, declared once."""
+
+MAX_COUNT = 10_000
+
+
+def _kind(kind: str) -> Kind:
+    if kind not in KINDS:
+        raise Invalid(f"invitation kind {kind!r} is not allowed; allowed are " + ", ".join(KINDS))
+    return KINDS[kind]
+
+
+def create_invitations(db: Database, kind: str, target: str, count: int, now: datetime, *,
+                       label: str = "") -> list[str]:
+    """Make ``count`` new codes of ``kind`` for ``target``; returns them (the only time they are shown).
+
+    Parameters
+    ----------
+    kind : {'team', 'collection', 'annotation'}
+        See :data:`KINDS`.
+    target : str
+        The collection or annotation project the codes open ("" for team registration).
+    count : int in [1, 10000]
+
+    Examples
+    --------
+    >>> KINDS["team"].prefix, KINDS["annotation"].single_use
+    ('dti_', False)
+    """
+    k = _kind(kind)
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+        raise Invalid(f"invitation count {count!r} is not allowed; allowed are integers from 1 to {MAX_COUNT}")
+    if not isinstance(target, str) or len(target) > 64:
+        raise Invalid("invitation target must be a name of at most 64 characters")
+    codes = [new_token(k.prefix) for _ in range(count)]
+    with db.write() as s:
+        for c in codes:
+            s.add(Invitation(kind=k.name, target=target, token_hash=hash_token(c), label=label[:200],
+                             created_at=now, used_at=None, revoked_at=None))
+    return codes
+
+
+def _refused(k: Kind) -> Unauthorized:
+    return Unauthorized(f"the code is not a valid invitation ({k.what}); ask the organisers for one",
+                        headers={"WWW-Authenticate": "Bearer"})
+
+
+def check(db: Database, code: str | None, kind: str, target: str | None = None) -> Invitation:
+    """The unrevoked invitation of ``kind`` (and ``target``, if given) behind ``code``; else Unauthorized.
+
+    A single-use code that was used already is refused too (:class:`Conflict`).
+    """
+    k = _kind(kind)
+    if not code or not isinstance(code, str):
+        raise _refused(k)
+    with db.read() as s:
+        inv = s.scalar(select(Invitation).where(Invitation.token_hash == hash_token(code)))
+    if inv is None or inv.kind != k.name or inv.revoked_at is not None or (target is not None
+                                                                           and inv.target != target):
+        raise _refused(k)
+    if k.single_use and inv.used_at is not None:
+        raise Conflict("this invitation code was used already; each code registers one team")
+    return inv
+
+
+def consume(s, code: str | None, kind: str, now: datetime, target: str | None = None) -> Invitation:
+    """Inside a write transaction ``s``: lock the invitation, check it, and mark it used.
+
+    For a single-use kind a second use is a :class:`Conflict` (the row lock makes two concurrent uses
+    of one code give exactly one success). For a reusable kind only the first use is recorded.
+    """
+    k = _kind(kind)
+    if not code or not isinstance(code, str):
+        raise _refused(k)
+    inv = s.scalar(select(Invitation).where(Invitation.token_hash == hash_token(code)).with_for_update())
+    if inv is None or inv.kind != k.name or inv.revoked_at is not None or (target is not None
+                                                                           and inv.target != target):
+        raise _refused(k)
+    if inv.used_at is not None and k.single_use:
+        raise Conflict("this invitation code was used already; each code registers one team")
+    if inv.used_at is None:
+        inv.used_at = now
+    return inv
+
+
+def revoke(db: Database, invitation_id: int, now: datetime) -> None:
+    """Revoke an invitation (its code stops working at once)."""
+    with db.write() as s:
+        inv = s.get(Invitation, invitation_id, with_for_update=True)
+        if inv is None:
+            raise Invalid(f"no invitation {invitation_id}")
+        if inv.revoked_at is None:
+            inv.revoked_at = now
+
+
+def counts(db: Database, kind: str, target: str = "") -> dict[str, int]:
+    """How many codes of ``kind`` for ``target`` exist, were used, and are revoked."""
+    k = _kind(kind)
+    with db.read() as s:
+        rows = s.execute(select(Invitation.used_at, Invitation.revoked_at)
+                         .where(Invitation.kind == k.name, Invitation.target == target)).all()
+    return {"created": len(rows), "used": sum(1 for u, _ in rows if u is not None),
+            "revoked": sum(1 for _, r in rows if r is not None)}
