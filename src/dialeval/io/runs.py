@@ -209,7 +209,7 @@ def _bins(d: object, levels: tuple[str, ...], did: str, where: str, file: str | 
                 other = "helpdesk" if sender == "customer" else "customer"
                 if k in NUGGET_TYPES[other]:
                     hint = f" (a {other} type; this turn's sender is {sender})"
-            raise DialevalError(f"unknown bin name {k!r}{hint}; allowed are " + ", ".join(levels),
+            raise DialevalError(f"unknown bin name {describe(k)}{hint}; allowed are " + ", ".join(levels),
                                 file=file, dialogue=did, field=where)
         problem = value_problem(v)
         if problem:
@@ -237,7 +237,7 @@ def _slow_quality(qd: object, did: str, file: str | None) -> tuple:
                             dialogue=did, field="quality")
     for k in qd:
         if k not in QUALITY_KEYS:
-            raise DialevalError(f"quality key {k!r} is not allowed; allowed are A, S, E", file=file,
+            raise DialevalError(f"quality key {describe(k)} is not allowed; allowed are A, S, E", file=file,
                                 dialogue=did, field="quality")
     for k in QUALITY_KEYS:
         if k not in qd:

@@ -1,8 +1,8 @@
 """Submitting a run: score it through the library, then check the quota and store it in one locked transaction.
 
-The order of refusals: unknown task (404), closed or past its deadline (409), quota spent (429, checked
-once cheaply before scoring and again, authoritatively, under the lock), invalid run (422: it never
-counts). Scoring happens outside the lock, so a slow run does not hold up the other teams.
+The order of refusals: a team awaiting approval (403), unknown task (404), closed or past its deadline
+(409), quota spent (429, checked once cheaply before scoring and again, authoritatively, under the lock),
+invalid run (422: it never counts). Scoring happens outside the lock, so a slow run does not hold up the other teams.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dialeval.service.errors import Conflict, NotFound, QuotaSpent
 from dialeval.service.quota import Quota, after_accepting, decide
 from dialeval.service.runs import read_run, score_run
 from dialeval.service.tasks import get_task, golds, list_tasks
-
-MAX_FILENAME = 255
+from dialeval.service.teams import require_approved
+from dialeval.service.uploads import clean_filename
 
 
 def _check_open(task: Task, closed_at: datetime | None, deadline: datetime | None, now: datetime) -> None:
@@ -63,7 +63,8 @@ def submit(db: Database, team: Team, task_name: str, data: bytes, filename: str,
     NotFound, Conflict, QuotaSpent, dialeval.DialevalError
         See the module's docstring.
     """
-    filename = (filename or "run.json")[-MAX_FILENAME:]
+    require_approved(team)
+    filename = clean_filename(filename, "run.json")
     task = get_task(db, task_name)
     _check_open(task, task.closed_at, task.deadline, clock())
     q = quota_of(db, team, task, clock())
@@ -117,7 +118,7 @@ def submission_info(sub: Submission, task: Task) -> dict:
     final = task.closed_at is not None
     return {"id": sub.id, "task": task.name, "created_at": sub.created_at.isoformat(), "filename": sub.filename,
             "size": sub.size, "sha256": sub.sha256, "on_leaderboard": sub.on_leaderboard, "chosen": sub.chosen,
-            "scores": sub.final_scores if final else sub.public_scores,
+            "scores": sub.final_scores if final else sub.public_scores, "final_error": sub.final_error,
             "scored_on": {"half": "all" if final else "public",
                           "dialogues": task.n_dialogues if final else len(task.public_ids)}}
 
