@@ -33,6 +33,20 @@ def _overflow(run: list[dict], dialogue: str) -> list[dict]:
     return run
 
 
+def store_old_run(s: Service, token: str, data: bytes) -> Submission:
+    """A run stored as an older version of the service would have (no check of its values)."""
+    team = teams.authenticate(s.db, token)
+    with s.db.write() as w:
+        sub = Submission(task_id=s.task.id, team_id=team.id, created_at=s.clock(), filename="old.json",
+                         size=len(data), sha256=hashlib.sha256(data).hexdigest(), on_leaderboard=True,
+                         chosen=False, public_scores={c: 0.1 for c in s.task.columns}, final_scores=None,
+                         settings={})
+        w.add(sub)
+        w.flush()
+        w.add(SubmissionFile(submission_id=sub.id, data=data))
+    return sub
+
+
 # ---- 1. the split ---------------------------------------------------------------------------------
 
 def test_two_tasks_from_one_gold_on_two_databases_get_different_public_halves(tmp_path):
@@ -89,16 +103,7 @@ def test_overflow_is_refused_identically_for_either_half_and_the_task_still_clos
 
         # A good run, and a run stored by an older version that cannot be scored any more.
         assert s.submit(token, RUN).status_code == 201
-        team = teams.authenticate(s.db, token)
-        with s.db.write() as w:
-            data = dumps(_overflow(RUN, hidden))
-            sub = Submission(task_id=s.task.id, team_id=team.id, created_at=s.clock(), filename="old.json",
-                             size=len(data), sha256=hashlib.sha256(data).hexdigest(), on_leaderboard=True,
-                             chosen=False, public_scores={c: 0.1 for c in s.task.columns}, final_scores=None,
-                             settings={})
-            w.add(sub)
-            w.flush()
-            w.add(SubmissionFile(submission_id=sub.id, data=data))
+        sub = store_old_run(s, token, dumps(_overflow(RUN, hidden)))
         closed = tasks.close_task(s.db, "t1", s.clock())
         assert closed.closed_at is not None
         with s.db.read() as r:
@@ -108,6 +113,24 @@ def test_overflow_is_refused_identically_for_either_half_and_the_task_still_clos
         assert [row["id"] for row in board["rows"]] == [sub.id - 1]
         assert board["rows"][0]["submissions"] == 2 and board["rows"][0]["off_leaderboard"] == 1
         assert "nan" not in s.client.get("/tasks/t1").text.lower().replace("cnan", "").replace("hnan", "")
+    finally:
+        s.close()
+
+
+def test_close_task_on_the_command_line_reports_runs_it_could_not_score(sqlite_url, capsys):
+    from dialeval.cli.main import run as cli
+
+    s = Service(sqlite_url)
+    try:
+        token = s.team()
+        assert s.submit(token, RUN).status_code == 201
+        bad = store_old_run(s, token, b"[not json")
+        assert cli(["admin", "close-task", "t1", "--database-url", sqlite_url]) == 0
+        err = capsys.readouterr().err
+        assert f"run {bad.id} has no final score" in err and "not valid JSON" in err and "Traceback" not in err
+        me = s.client.get("/api/me", headers={"Authorization": f"Bearer {token}"}).json()
+        old = next(x for x in me["submissions"] if x["id"] == bad.id)
+        assert old["scores"] is None and "not valid JSON" in old["final_error"]
     finally:
         s.close()
 

@@ -197,3 +197,34 @@ def test_the_rate_limit_rule():
     assert ratelimit.decide(t, earlier, limit=4).allowed
     assert ratelimit.decide(t + timedelta(minutes=1), earlier, limit=3).allowed
     assert RUN  # the shared run exists for the modes' submissions
+
+
+def test_migration_0003_keeps_existing_teams_and_tasks(db_url):
+    """Teams registered before 0003 (two of them one name after case folding) keep their tokens; tasks their split."""
+    from sqlalchemy import create_engine, text
+
+    from dialeval.service import migrate
+    from dialeval.service.db import Database, Task, Team
+
+    eng = create_engine(db_url)
+    migrate.upgrade(eng, "0002")
+    with eng.begin() as c:
+        for i, name in enumerate(("TeamA", "teama", "TeamА")):
+            c.execute(text("INSERT INTO teams (name, affiliation, token_hash, created_at) VALUES "
+                           "(:n, '', :h, '2026-01-01 00:00:00')"), {"n": name, "h": f"{i:064d}"})
+        c.execute(text("INSERT INTO tasks (name, subtask, columns, rank_by, n_dialogues, public_ids, "
+                       "public_fraction, seed, daily_limit, total_limit, created_at, gold_name, gold_sha256) VALUES "
+                       "('old', 'quality', '[]', 'quality.nmd.A', 2, '[\"d1\"]', 0.5, 0, 5, 50, "
+                       "'2026-01-01 00:00:00', 'g.json', :h)"), {"h": "0" * 64})
+    eng.dispose()
+    db = Database(db_url)  # upgrades to head
+    try:
+        with db.read() as s:
+            rows = s.query(Team).order_by(Team.id).all()
+            task = s.query(Task).one()
+        assert [t.name for t in rows] == ["TeamA", "teama", "TeamА"]
+        assert rows[0].name_key == "teama" and rows[1].name_key.startswith("teama#")
+        assert all(t.approved_at == t.created_at for t in rows)
+        assert task.seed == 0 and task.split_secret is None and task.public_ids == ["d1"]
+    finally:
+        db.dispose()

@@ -87,6 +87,8 @@ def close_task_cmd(name: str = typer.Argument(...), database_url_: str | None = 
     db = _db(database_url_)
     t = _service_call(tasks.close_task, db, name, utcnow())
     err.print(f"task {t.name} closed; final scores on all {t.n_dialogues} dialogues", markup=False)
+    for sub_id, why in tasks.final_errors(db, t):
+        err.print(f"run {sub_id} has no final score (off the final leaderboard): {why}", markup=False)
 
 
 @admin_app.command("export-matrix")

@@ -8,6 +8,7 @@ invalid run (422: it never counts). Scoring happens outside the lock, so a slow 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable
 from datetime import datetime
 
@@ -113,12 +114,19 @@ def choose(db: Database, team: Team, task_name: str, submission_id: int) -> dict
     return {"id": submission_id, "task": task.name, "chosen": True}
 
 
+def _shown(scores: dict | None) -> dict | None:
+    """Stored scores as they may be shown: None if any is not a finite number (rows of older versions)."""
+    if scores is None or not all(isinstance(v, int | float) and math.isfinite(v) for v in scores.values()):
+        return None
+    return scores
+
+
 def submission_info(sub: Submission, task: Task) -> dict:
     """A submission as its team sees it: public-half means before close, final means after."""
     final = task.closed_at is not None
     return {"id": sub.id, "task": task.name, "created_at": sub.created_at.isoformat(), "filename": sub.filename,
             "size": sub.size, "sha256": sub.sha256, "on_leaderboard": sub.on_leaderboard, "chosen": sub.chosen,
-            "scores": sub.final_scores if final else sub.public_scores, "final_error": sub.final_error,
+            "scores": _shown(sub.final_scores if final else sub.public_scores), "final_error": sub.final_error,
             "scored_on": {"half": "all" if final else "public",
                           "dialogues": task.n_dialogues if final else len(task.public_ids)}}
 

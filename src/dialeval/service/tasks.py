@@ -234,3 +234,11 @@ def close_task(db: Database, name: str, now: datetime) -> Task:
                 what = str(e) if isinstance(e, DialevalError) else f"{type(e).__name__}: {e}"
                 sub.final_error = quote(f"not scored on the full test set: {what}", 480)
     return task
+
+
+def final_errors(db: Database, task: Task) -> list[tuple[int, str]]:
+    """The runs of a closed task that got no final score: ``(submission id, why)``, oldest first."""
+    with db.read() as s:
+        rows = s.execute(select(Submission.id, Submission.final_error).where(
+            Submission.task_id == task.id, Submission.final_error.is_not(None)).order_by(Submission.id))
+        return [(int(i), str(e)) for i, e in rows]
