@@ -171,6 +171,19 @@ def test_hostile_inputs_get_4xx_on_both_databases(db_url):
                               data={"name": "t2", "subtask": "quality", field: value},
                               files={"gold": ("gold.json", dumps(GOLD), "application/json")})
             assert r.status_code == 422, (field, r.status_code, r.text)
+        auth = {"Authorization": f"Bearer {admin}"}
+        for name in ("a\x00b", "x" * 101, ""):
+            r = s.client.post("/api/admin/teams/approve", headers=auth, data={"name": name})
+            assert r.status_code in (404, 422), (name, r.status_code, r.text)
+        for path in ("/api/tasks/t1%00", "/api/tasks/%00/leaderboard", "/tasks/%00", "/api/tasks/%ED%A0%80"):
+            assert s.client.get(path).status_code == 404, path
+        r = s.client.post("/api/tasks/%00/submissions", headers={"Authorization": f"Bearer {token}"},
+                          files={"file": ("run.json", dumps(RUN), "application/json")})
+        assert r.status_code == 404
+        for sub_id in (2**31, 2**64, 10**30, -1, 0):
+            r = s.client.post(f"/api/tasks/t1/submissions/{sub_id}/choose",
+                              headers={"Authorization": f"Bearer {token}"})
+            assert r.status_code == 404, (sub_id, r.status_code)
         me = s.client.get("/api/me", headers={"Authorization": f"Bearer {token}"}).json()
         assert me["quota"]["t1"]["remaining_total"] == 47  # the three good uploads only
     finally:

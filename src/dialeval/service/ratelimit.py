@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import delete, func, select, text
 
+from dialeval.errors import quote
 from dialeval.service.db import Database, RegistrationAttempt
 from dialeval.service.errors import QuotaSpent
 
@@ -62,7 +63,7 @@ def record_attempt(db: Database, client: str | None, now: datetime) -> None:
     One write transaction: on PostgreSQL an advisory lock per address serialises the count and the insert
     (SQLite holds its one write lock already); attempts older than the window are deleted on the way.
     """
-    client = (client or "unknown")[:MAX_CLIENT]
+    client = quote(client or "unknown", MAX_CLIENT)[:MAX_CLIENT]  # printable, whatever a proxy passed on
     with db.write() as s:
         if not db.is_sqlite:
             key = int.from_bytes(hashlib.sha256(client.encode()).digest()[:8], "big", signed=True)

@@ -105,7 +105,8 @@ def choose(db: Database, team: Team, task_name: str, submission_id: int) -> dict
         closed_at = s.scalar(select(Task.closed_at).where(Task.id == task.id).with_for_update(read=True))
         if closed_at is not None:
             raise Conflict(f"task {task.name!r} is closed; the final pick can no longer change")
-        sub = s.get(Submission, submission_id)
+        # An id beyond the 32-bit column is no submission (PostgreSQL would refuse the lookup).
+        sub = s.get(Submission, submission_id) if 1 <= submission_id <= 2**31 - 1 else None
         if sub is None or sub.team_id != team.id or sub.task_id != task.id:
             raise NotFound(f"your team has no submission {submission_id} to task {task.name!r}")
         s.execute(update(Submission).where(Submission.task_id == task.id, Submission.team_id == team.id)

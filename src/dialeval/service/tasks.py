@@ -152,7 +152,8 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
 def get_task(db: Database, name: str) -> Task:
     """The task called ``name``; :class:`NotFound` (listing the tasks) if there is none."""
     with db.read() as s:
-        task = s.scalar(select(Task).where(Task.name == name))
+        # A name no task can have is not looked up (PostgreSQL refuses NUL in a query's text).
+        task = s.scalar(select(Task).where(Task.name == name)) if TASK_NAME.fullmatch(str(name)) else None
         if task is None:
             names = s.scalars(select(Task.name).order_by(Task.name)).all()
             raise NotFound(f"no task named {describe(name)}; tasks are: " + (", ".join(names) or "(none yet)"))

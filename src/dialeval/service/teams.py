@@ -101,8 +101,9 @@ def register_team(db: Database, name: object, affiliation: object, now: datetime
 
 def approve_team(db: Database, name: str, now: datetime) -> Team:
     """Approve a team registered under the ``approve`` mode (it may submit from now on); idempotent."""
+    key = name_key(clean_text(name, "team name", MAX_NAME, required=True))
     with db.write() as s:
-        team = s.scalar(select(Team).where(Team.name_key == name_key(str(name))).with_for_update())
+        team = s.scalar(select(Team).where(Team.name_key == key).with_for_update())
         if team is None:
             raise NotFound(f"no team named {describe(name)}")
         if team.approved_at is None:
