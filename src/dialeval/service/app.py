@@ -21,19 +21,16 @@ from dialeval import __version__
 from dialeval.errors import DialevalError, quote
 from dialeval.service import invitations, ratelimit, submissions, tasks, teams
 from dialeval.service import leaderboard as boards
+from dialeval.service.boundary import detail, one_file_part, validation_errors
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
-from dialeval.service.errors import Invalid, ServiceError
+from dialeval.service.errors import ServiceError
 from dialeval.service.runs import SUBTASKS
 from dialeval.service.uploads import BodyLimit, read_upload
 
 _HERE = files("dialeval.service")
 bearer = HTTPBearer(auto_error=False, description="A team's token (or an organiser token for /api/admin).")
 Token = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
-
-
-MAX_DETAIL = 2000
-"""Longest message in an answer (user values inside are cut to ~100 characters already)."""
 
 
 class TeamIn(BaseModel):
@@ -53,27 +50,6 @@ def _token(cred: HTTPAuthorizationCredentials | None) -> str | None:
     return cred.credentials if cred is not None else None
 
 
-def _detail(message: str) -> str:
-    """A message as it may leave the service: printable UTF-8 (no lone surrogate), at most MAX_DETAIL long."""
-    return quote(message, MAX_DETAIL)
-
-
-def _validation_errors(e: RequestValidationError) -> list[dict]:
-    """FastAPI's 422 items without the received input (never echoed) and with cut, printable strings."""
-    return [{"loc": [quote(x) if isinstance(x, str) else x for x in err.get("loc", ())],
-             "msg": quote(str(err.get("msg", "invalid")), 300), "type": quote(str(err.get("type", "")))}
-            for err in e.errors()[:10]]
-
-
-async def one_file_part(request: Request) -> None:
-    """Refuse (422) a multipart request with more than one ``file`` part: which one to score is ambiguous."""
-    if request.headers.get("content-type", "").startswith("multipart/"):
-        form = await request.form()  # parsed once: FastAPI reads the same cached form
-        for field in ("file", "gold"):
-            if len(form.getlist(field)) > 1:
-                raise Invalid(f"the request holds {len(form.getlist(field))} '{field}' parts; send exactly one")
-
-
 def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:
     """The service's ASGI application on ``settings.database_url`` (migrated to the newest schema)."""
     settings = settings or Settings()
@@ -91,15 +67,15 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
 
     @app.exception_handler(ServiceError)
     def _service_error(_request: Request, e: ServiceError) -> JSONResponse:
-        return JSONResponse({"detail": _detail(e.message)}, status_code=e.status, headers=e.headers)
+        return JSONResponse({"detail": detail(e.message)}, status_code=e.status, headers=e.headers)
 
     @app.exception_handler(DialevalError)
     def _bad_input(_request: Request, e: DialevalError) -> JSONResponse:
-        return JSONResponse({"detail": _detail(str(e))}, status_code=422)
+        return JSONResponse({"detail": detail(str(e))}, status_code=422)
 
     @app.exception_handler(RequestValidationError)
     def _bad_request(_request: Request, e: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": _validation_errors(e)}, status_code=422)
+        return JSONResponse({"detail": validation_errors(e)}, status_code=422)
 
     def client_of(request: Request) -> str:
         return request.client.host if request.client else "unknown"
@@ -217,7 +193,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             team, token = register_any(request, name, affiliation, invite.strip())
         except (ServiceError, DialevalError) as e:
             status = e.status if isinstance(e, ServiceError) else 422
-            return page(request, "index.html", status, error=_detail(str(e)), registration=mode,
+            return page(request, "index.html", status, error=detail(str(e)), registration=mode,
                         form={"name": quote(name, teams.MAX_NAME)},
                         tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
         return page(request, "registered.html", 201, team=team.name, token=token,
@@ -233,7 +209,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             return task_page(request, task, by, per)
         except (ServiceError, DialevalError) as e:
             status = e.status if isinstance(e, ServiceError) else 422
-            return page(request, "error.html", status, error=_detail(str(e)))
+            return page(request, "error.html", status, error=detail(str(e)))
 
     @app.post("/tasks/{task}/submit", response_class=HTMLResponse, include_in_schema=False,
               dependencies=[Depends(one_file_part)])
@@ -249,9 +225,9 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         except (ServiceError, DialevalError) as e:
             status = e.status if isinstance(e, ServiceError) else 422
             try:
-                return task_page(request, task, None, "team", status, error=_detail(str(e)))
+                return task_page(request, task, None, "team", status, error=detail(str(e)))
             except ServiceError as e2:
-                return page(request, "error.html", e2.status, error=_detail(e2.message))
+                return page(request, "error.html", e2.status, error=detail(e2.message))
         return task_page(request, task, None, "team", 201, result=result, team=team.name)
 
     return app
