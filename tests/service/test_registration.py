@@ -228,3 +228,17 @@ def test_migration_0003_keeps_existing_teams_and_tasks(db_url):
         assert task.seed == 0 and task.split_secret is None and task.public_ids == ["d1"]
     finally:
         db.dispose()
+
+
+def test_the_mode_comes_from_the_environment(sqlite_url, monkeypatch):
+    monkeypatch.setenv("DIALEVAL_REGISTRATION", "approve")
+    s = Settings(database_url=sqlite_url)
+    assert s.registration == "approve"
+    client = TestClient(create_app(s))
+    try:
+        r = client.post("/api/teams", json={"name": "from-env"})
+        assert r.status_code == 201 and r.json()["approved"] is False
+        assert "approve each team" in client.get("/").text
+    finally:
+        client.close()
+        client.app.state.db.dispose()
