@@ -7,14 +7,13 @@ titles and the sort direction come from the measure registry.
 
 from __future__ import annotations
 
-import math
-
 from sqlalchemy import select
 
 from dialeval import __version__
 from dialeval.errors import DialevalError, describe
 from dialeval.measures import get as get_measure
 from dialeval.service.db import Database, Submission, Task, Team
+from dialeval.service.runs import all_finite
 from dialeval.service.tasks import get_task, task_info
 
 PER = ("team", "run")
@@ -70,7 +69,7 @@ def leaderboard(db: Database, task_name: str, *, by: str | None = None, per: str
         counts[sub.team_id] = counts.get(sub.team_id, 0) + 1
         last[sub.team_id] = sub.created_at.isoformat()
         scores = sub.final_scores if final else sub.public_scores
-        if sub.on_leaderboard and _finite(scores, task.columns):
+        if sub.on_leaderboard and all_finite(scores, task.columns):
             runs.append({"id": sub.id, "team_id": sub.team_id, "team": team, "affiliation": affiliation,
                          "scores": scores, "created_at": sub.created_at.isoformat(), "chosen": sub.chosen})
         else:
@@ -87,12 +86,6 @@ def leaderboard(db: Database, task_name: str, *, by: str | None = None, per: str
                   "dialogues": task.n_dialogues if final else len(task.public_ids), "dialeval_version": __version__}
     return {"task": task_info(task), "final": final, "scored_on": scored_on, "by": by, "per": per,
             "columns": [column_info(c) for c in task.columns], "rows": rows}
-
-
-def _finite(scores: dict | None, columns: list[str]) -> bool:
-    """Whether a stored score row holds a finite number in every column (rows stored before 0.x may not)."""
-    return scores is not None and all(isinstance(scores.get(c), int | float) and math.isfinite(scores[c])
-                                      for c in columns)
 
 
 def _team_rows(runs: list[dict], task: Task, final: bool) -> list[dict]:

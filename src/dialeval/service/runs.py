@@ -54,6 +54,22 @@ def _listed(ids: list[str]) -> str:
     return ", ".join(quote(i) for i in ids[:MAX_LISTED_IDS]) + more
 
 
+def all_finite(scores: dict | None, columns: list[str] | None = None) -> bool:
+    """Whether stored scores hold a finite number in every column (``columns``: these must all be there).
+
+    Rows stored by older versions may hold NaN; they are never shown or ranked.
+
+    Examples
+    --------
+    >>> all_finite({"a": 0.5}), all_finite({"a": float("nan")}), all_finite(None), all_finite({}, ["a"])
+    (True, False, False, False)
+    """
+    if scores is None:
+        return False
+    values = [scores.get(c) for c in columns] if columns is not None else list(scores.values())
+    return all(isinstance(v, int | float) and math.isfinite(v) for v in values)
+
+
 def check_finite(s_full: Scores, columns: list[str], filename: str | None) -> None:
     """The last guard before anything is stored: every per-dialogue score on the full test set is finite.
 

@@ -8,7 +8,6 @@ invalid run (422: it never counts). Scoring happens outside the lock, so a slow 
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable
 from datetime import datetime
 
@@ -17,7 +16,7 @@ from sqlalchemy import select, update
 from dialeval.service.db import Database, Submission, SubmissionFile, Task, Team
 from dialeval.service.errors import Conflict, NotFound, QuotaSpent
 from dialeval.service.quota import Quota, after_accepting, decide
-from dialeval.service.runs import read_run, score_run
+from dialeval.service.runs import all_finite, read_run, score_run
 from dialeval.service.tasks import get_task, golds, list_tasks
 from dialeval.service.teams import require_approved
 from dialeval.service.uploads import clean_filename
@@ -117,9 +116,7 @@ def choose(db: Database, team: Team, task_name: str, submission_id: int) -> dict
 
 def _shown(scores: dict | None) -> dict | None:
     """Stored scores as they may be shown: None if any is not a finite number (rows of older versions)."""
-    if scores is None or not all(isinstance(v, int | float) and math.isfinite(v) for v in scores.values()):
-        return None
-    return scores
+    return scores if all_finite(scores) else None
 
 
 def submission_info(sub: Submission, task: Task) -> dict:
