@@ -7,6 +7,11 @@ it as one ``error: ...`` line and exits 2, the service returns it as a 422.
 
 from __future__ import annotations
 
+import reprlib
+
+QUOTE_LIMIT = 100
+"""User values quoted in messages are cut to about this many characters (a 10 MB id is not echoed whole)."""
+
 
 class DialevalError(ValueError):
     """Bad input, with its location.
@@ -41,7 +46,7 @@ class DialevalError(ValueError):
         if self.file:
             parts.append(str(self.file))
         if self.dialogue is not None:
-            parts.append(f"dialogue {self.dialogue}")
+            parts.append(f"dialogue {quote(self.dialogue)}")
         if self.field:
             parts.append(self.field)
         parts.append(self.message)
@@ -55,7 +60,42 @@ class DialevalError(ValueError):
                              field=self.field or field)
 
 
-def describe(value: object, limit: int = 60) -> str:
-    """A short repr of a received value for error messages."""
-    text = repr(value)
+def quote(text: object, limit: int = QUOTE_LIMIT) -> str:
+    """A user's string as it may appear in a message: non-printable characters escaped, cut to ``limit``.
+
+    Control characters, lone surrogates and other non-printable characters are written as escapes
+    (``\\x00``, ``\\ud800``), so a message is always printable UTF-8; a long value keeps its first
+    ``limit`` characters and says how long it was.
+
+    Examples
+    --------
+    >>> quote("d1"), quote("a\\x00b"), quote("x" * 300)[-28:]
+    ('d1', 'a\\\\x00b', '... (300 characters in all)')
+    """
+    text = str(text)
+    head = text[:limit]
+    if not head.isprintable():
+        head = "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                       for c in head)
+    return head if len(text) <= limit else f"{head}... ({len(text)} characters in all)"
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, QUOTE_LIMIT, QUOTE_LIMIT, QUOTE_LIMIT
+_REPR.maxlist = _REPR.maxdict = _REPR.maxtuple = _REPR.maxset = 6
+
+
+def describe(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """A short repr of a received value for error messages (any size or depth; cut to about ``limit``).
+
+    Examples
+    --------
+    >>> describe("abc"), describe([[[[1]]]]), len(describe("x" * 10**6)) <= 100
+    ("'abc'", '[[[[...]]]]', True)
+    """
+    try:
+        text = _REPR.repr(value)
+    except (RecursionError, ValueError):  # e.g. an int of more digits than Python prints
+        text = f"<{type(value).__name__}>"
+    text = quote(text, limit) if not text.isprintable() else text
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dialeval.corpus import Corpus
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, describe
 from dialeval.io import stc3
 from dialeval.io.atomic import write_matrix_csv
 from dialeval.io.jsonarray import Source, check_source
@@ -63,7 +63,7 @@ class PreparedGold:
         keep = np.zeros(len(d.ids), dtype=bool)
         for i in ids:
             if i not in d.row:
-                raise DialevalError(f"id {i!r} is not in the gold", file=d.file)
+                raise DialevalError(f"id {describe(i)} is not in the gold", file=d.file)
             keep[d.row[i]] = True
         return PreparedGold(d.take(keep))
 
@@ -109,7 +109,7 @@ class Scores:
         try:
             return self.matrix[:, self.columns.index(name)]
         except ValueError:
-            raise DialevalError(f"no column {name!r}; available are " + ", ".join(self.columns)) from None
+            raise DialevalError(f"no column {describe(name)}; available are " + ", ".join(self.columns)) from None
 
     def summary(self) -> dict:
         """Mean over dialogues, shaped ``{"quality": {m: {key: v}}, "nugget": {m: v}, "dialogues": ...}``."""
@@ -135,7 +135,7 @@ def _check_options(alpha: float, rsnod_variant: str) -> None:
     if not isinstance(alpha, int | float) or not 0.0 <= float(alpha) <= 1.0:
         raise DialevalError(f"alpha {alpha!r} is not allowed; allowed are numbers in [0, 1]")
     if rsnod_variant not in VARIANTS:
-        raise DialevalError(f"rsnod variant {rsnod_variant!r} is not allowed; allowed are "
+        raise DialevalError(f"rsnod variant {describe(rsnod_variant)} is not allowed; allowed are "
                             + ", ".join(VARIANTS))
 
 

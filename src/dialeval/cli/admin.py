@@ -53,7 +53,9 @@ def create_task_cmd(
     subtask: Subtask = typer.Option(..., help="What the task scores."),  # type: ignore[valid-type]
     gold: Path = typer.Option(..., help="Gold file with annotations (STC-3/DialEval JSON); stays on the server."),
     public_fraction: float = typer.Option(0.5, help="Share of the test set scored before close, in (0, 1]."),
-    seed: int = typer.Option(0, help="Seed of the public/hidden split (drawn once, stored)."),
+    seed: int | None = typer.Option(None, help="Only for a reproducible split (tests): anyone who knows the seed "
+                                    "and the ids can recompute the hidden half. Default: the split is drawn from "
+                                    "a secret the server generates and never shows."),
     daily_limit: int = typer.Option(5, help="Scored runs per team per UTC day."),
     total_limit: int = typer.Option(50, help="Scored runs per team in all."),
     deadline: str | None = typer.Option(None, help="ISO time with zone after which runs are refused."),
@@ -71,8 +73,9 @@ def create_task_cmd(
                       public_fraction=public_fraction, seed=seed, daily_limit=daily_limit,
                       total_limit=total_limit, deadline=_parse_deadline(deadline), rank_by=rank_by)
     info = tasks.task_info(t)
+    split = "from the server's secret" if seed is None else f"from seed {seed}: reproducible, not secret"
     err.print(f"task {t.name}: {info['dialogues']} dialogues, {info['public_dialogues']} public before close "
-              f"(seed {seed}); quota {daily_limit}/day, {total_limit} in all; ranked by {t.rank_by}", markup=False)
+              f"(split {split}); quota {daily_limit}/day, {total_limit} in all; ranked by {t.rank_by}", markup=False)
     out.print_json(data=info)
 
 
@@ -84,6 +87,8 @@ def close_task_cmd(name: str = typer.Argument(...), database_url_: str | None = 
     db = _db(database_url_)
     t = _service_call(tasks.close_task, db, name, utcnow())
     err.print(f"task {t.name} closed; final scores on all {t.n_dialogues} dialogues", markup=False)
+    for sub_id, why in tasks.final_errors(db, t):
+        err.print(f"run {sub_id} has no final score (off the final leaderboard): {why}", markup=False)
 
 
 @admin_app.command("export-matrix")
@@ -118,6 +123,37 @@ def create_team_cmd(name: str = typer.Argument(...), affiliation: str = typer.Op
     team, token = _service_call(teams.register_team, _db(database_url_), name, affiliation, utcnow())
     err.print(f"team {team.name!r} registered; its token (shown once):", markup=False)
     print(token)
+
+
+@admin_app.command("invite-teams")
+def invite_teams_cmd(count: int = typer.Argument(..., help="How many codes (1-10000)."),
+                     label: str = typer.Option("", help="A note on whom they are for."),
+                     database_url_: str | None = DbOption) -> None:
+    """Make COUNT single-use team invitation codes (servers in 'invite' mode); printed once, stored hashed."""
+    from dialeval.service import invitations
+
+    codes = _service_call(invitations.create_invitations, _db(database_url_), "team", "", count, utcnow(),
+                          label=label)
+    err.print(f"{len(codes)} team invitation code(s), each registers one team (shown once):", markup=False)
+    print("\n".join(codes))
+
+
+@admin_app.command("approve-team")
+def approve_team_cmd(name: str = typer.Argument(..., help="The team's name (case and width do not matter)."),
+                     database_url_: str | None = DbOption) -> None:
+    """Approve a team (servers in 'approve' mode): its token may submit from now on."""
+    from dialeval.service import teams
+
+    team = _service_call(teams.approve_team, _db(database_url_), name, utcnow())
+    err.print(f"team {team.name!r} approved", markup=False)
+
+
+@admin_app.command("list-teams")
+def list_teams_cmd(database_url_: str | None = DbOption) -> None:
+    """The teams (name, affiliation, registration time, approval), as JSON."""
+    from dialeval.service import teams
+
+    out.print_json(data=teams.list_teams(_db(database_url_)))
 
 
 @admin_app.command("list-tasks")

@@ -45,6 +45,11 @@ def request(method: str, server: str, path: str, *, token: str | None = None, **
     return r.json()
 
 
+def _runs(row: dict) -> str:
+    off = row.get("off_leaderboard", 0)
+    return f"{row['submissions']} ({off} off)" if off else str(row["submissions"])
+
+
 def _scores_table(title: str, columns: list[dict], rows: list[dict], extra: tuple[str, ...] = ()) -> Table:
     table = Table(title=title, title_justify="left")
     table.add_column("#", justify="right", no_wrap=True)
@@ -57,7 +62,7 @@ def _scores_table(title: str, columns: list[dict], rows: list[dict], extra: tupl
     table.add_column("last (UTC)", overflow="fold", min_width=10)
     for r in rows:
         table.add_row(str(r["rank"]), r["team"], *(str(r[k]) for k in extra),
-                      *(f"{r['scores'][c['name']]:.4f}" for c in columns), str(r["submissions"]),
+                      *(f"{r['scores'][c['name']]:.4f}" for c in columns), _runs(r),
                       r["last"][:16].replace("T", " "))
     return table
 
@@ -108,10 +113,13 @@ def register(app: typer.Typer) -> None:
 
     @app.command("register")
     def register_cmd(name: str = typer.Argument(..., help="Team name."), server: str = ServerOption,
-                     affiliation: str = typer.Option("", help="Affiliation.")) -> None:
+                     affiliation: str = typer.Option("", help="Affiliation."),
+                     invite: str = typer.Option("", help="Invitation code (servers in 'invite' registration mode).",
+                                                envvar="DIALEVAL_INVITE")) -> None:
         """Register a team; prints its token (shown once: keep it)."""
-        res = request("POST", server, "/api/teams", json={"name": name, "affiliation": affiliation})
-        err.print(f"team {res['team']!r} registered; its token (shown once):", markup=False)
+        res = request("POST", server, "/api/teams", json={"name": name, "affiliation": affiliation, "invite": invite})
+        pending = "" if res.get("approved", True) else " (it can submit once the organisers approve it)"
+        err.print(f"team {res['team']!r} registered{pending}; its token (shown once):", markup=False)
         print(res["token"])
 
     @app.command("me")

@@ -21,12 +21,17 @@ def register(app: typer.Typer) -> None:
         max_upload_mb: float = typer.Option(DEFAULT_MAX_UPLOAD_BYTES / 1048576, min=0.001,
                                             help="Larger run files are refused with 413."),
         workers: int = typer.Option(1, min=1, help="Worker processes (quotas hold across them)."),
+        registration: str = typer.Option("open", envvar="DIALEVAL_REGISTRATION",
+                                         help="Who may register a team: open | invite (a code from dialeval admin "
+                                              "invite-teams) | approve (dialeval admin approve-team)."),
     ) -> None:
         """Serve the leaderboard, the upload page and the JSON API (docs at /docs)."""
         import uvicorn
 
         from dialeval.service.db import Database
+        from dialeval.service.teams import check_mode
 
+        os.environ["DIALEVAL_REGISTRATION"] = check_mode(registration)  # read by every worker's Settings
         url = database_url(database_url_)
         db = Database(url)  # checks the URL and migrates the schema once, before the workers start
         db.dispose()

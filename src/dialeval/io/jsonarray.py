@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -119,6 +120,9 @@ def parse_json(data: bytes, name: str | None, byte_offset: int = 0, line_offset:
         raise DialevalError(f"not valid JSON: {e.msg} ({where})", file=name) from None
     except RecursionError:
         raise DialevalError("not valid JSON for dialeval: nested too deeply", file=name) from None
+    except ValueError:  # an integer literal longer than Python converts (sys.get_int_max_str_digits)
+        raise DialevalError(f"not valid JSON for dialeval: a number has more than {sys.get_int_max_str_digits()} "
+                            "digits", file=name) from None
 
 
 def _load_small(path: Path) -> list:

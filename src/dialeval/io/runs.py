@@ -13,7 +13,6 @@ integer id), reads it correctly.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from itertools import chain, compress, islice, repeat
 from operator import itemgetter
@@ -24,6 +23,7 @@ from dialeval.errors import DialevalError, describe
 from dialeval.io.jsonarray import Source, dump_json, gc_paused, iter_records, source_name
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
 from dialeval.io.stc3_gold import Stc3Gold
+from dialeval.io.values import first_bad_row, normalise, sum_problem, value_problem
 
 BATCH = 5_000
 _GET_ID = itemgetter("id")
@@ -108,7 +108,7 @@ def _parse_run(source: Source, gold: Stc3Gold) -> RunArrays:
             shape = _subtasks(batch[0], gold, file)
         try:
             part = _fast(batch, shape, gold, seen)
-        except (_Slow, KeyError, TypeError, AttributeError, ValueError):
+        except (_Slow, KeyError, TypeError, AttributeError, ValueError, OverflowError):
             part = _slow(batch, shape, gold, seen, offset, file)
         _check_values(part, gold, file)
         seen.update(part.ids)
@@ -123,7 +123,7 @@ def _parse_run(source: Source, gold: Stc3Gold) -> RunArrays:
 def _subtasks(first: object, gold: Stc3Gold, file: str | None) -> tuple[bool, bool]:
     if not isinstance(first, dict):
         raise DialevalError(f"item 0 is a JSON {type(first).__name__}; expected an object", file=file)
-    did = str(first.get("id"))
+    did = None if first.get("id") is None else str(first.get("id"))
     has_q, has_n = first.get("quality") is not None, first.get("nugget") is not None
     if not has_q and not has_n:
         raise DialevalError("neither 'quality' nor 'nugget' is given", file=file, dialogue=did)
@@ -209,14 +209,11 @@ def _bins(d: object, levels: tuple[str, ...], did: str, where: str, file: str | 
                 other = "helpdesk" if sender == "customer" else "customer"
                 if k in NUGGET_TYPES[other]:
                     hint = f" (a {other} type; this turn's sender is {sender})"
-            raise DialevalError(f"unknown bin name {k!r}{hint}; allowed are " + ", ".join(levels),
+            raise DialevalError(f"unknown bin name {describe(k)}{hint}; allowed are " + ", ".join(levels),
                                 file=file, dialogue=did, field=where)
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            raise DialevalError(f"value {describe(v)} is not a number", file=file, dialogue=did,
-                                field=f"{where}.{k}")
-        if not math.isfinite(v) or v < 0:
-            raise DialevalError(f"value {v!r} is not allowed; allowed are finite numbers >= 0", file=file,
-                                dialogue=did, field=f"{where}.{k}")
+        problem = value_problem(v)
+        if problem:
+            raise DialevalError(problem, file=file, dialogue=did, field=f"{where}.{k}")
     return tuple(d.get(k, 0) for k in levels)
 
 
@@ -224,12 +221,13 @@ def read_distribution(d: object, levels: tuple[str, ...], did: str, where: str, 
     """One predicted distribution ``{bin: value}`` as a tuple over ``levels`` (missing bins 0), fully checked.
 
     Raises a located :class:`~dialeval.DialevalError` for a value that is not a number, negative, NaN or
-    infinite, for an unknown bin, and for an all-zero distribution.
+    infinite, for an unknown bin, and for a distribution that cannot be normalised (all zero, or a sum
+    too large for a float): :mod:`dialeval.io.values`.
     """
     vals = _bins(d, levels, did, where, file)
-    if sum(vals) <= 0:
-        raise DialevalError("all-zero distribution; at least one bin must be positive", file=file, dialogue=did,
-                            field=where)
+    problem = sum_problem(vals)
+    if problem:
+        raise DialevalError(problem, file=file, dialogue=did, field=where)
     return vals
 
 
@@ -239,7 +237,7 @@ def _slow_quality(qd: object, did: str, file: str | None) -> tuple:
                             dialogue=did, field="quality")
     for k in qd:
         if k not in QUALITY_KEYS:
-            raise DialevalError(f"quality key {k!r} is not allowed; allowed are A, S, E", file=file,
+            raise DialevalError(f"quality key {describe(k)} is not allowed; allowed are A, S, E", file=file,
                                 dialogue=did, field="quality")
     for k in QUALITY_KEYS:
         if k not in qd:
@@ -311,19 +309,13 @@ def _slow(batch: list, shape: tuple[bool, bool], gold: Stc3Gold, seen: set[str],
 def _first_bad(arr: np.ndarray, levels: tuple[str, ...]) -> tuple[int, str, str] | None:
     """The first row (in order) that is not a distribution: its index, the bin at fault ('' for the row), why.
 
-    The messages are the slow path's (see :func:`_bins`), so a user reads the same whichever path ran.
+    The check and its messages are :mod:`dialeval.io.values`' (the slow path's too).
     """
-    if arr.size == 0:
+    hit = first_bad_row(arr)
+    if hit is None:
         return None
-    bad_cell = ~np.isfinite(arr) | (arr < 0)
-    bad = bad_cell.any(axis=1) | ~(arr.sum(axis=1) > 0)
-    if not bad.any():
-        return None
-    j = int(np.flatnonzero(bad)[0])
-    if bad_cell[j].any():
-        col = int(np.flatnonzero(bad_cell[j])[0])
-        return j, f".{levels[col]}", f"value {float(arr[j, col])!r} is not allowed; allowed are finite numbers >= 0"
-    return j, "", "all-zero distribution; at least one bin must be positive"
+    j, col, why = hit
+    return j, "" if col is None else f".{levels[col]}", why
 
 
 def _check_values(part: _Batch, gold: Stc3Gold, file: str | None) -> None:
@@ -350,7 +342,7 @@ def _check_values(part: _Batch, gold: Stc3Gold, file: str | None) -> None:
 
 
 def _normalise(a: np.ndarray) -> np.ndarray:
-    return a / a.sum(axis=-1, keepdims=True)
+    return normalise(a)
 
 
 def _assemble(parts: list[_Batch], shape: tuple[bool, bool], gold: Stc3Gold, file: str | None) -> RunArrays:
@@ -372,6 +364,27 @@ def _assemble(parts: list[_Batch], shape: tuple[bool, bool], gold: Stc3Gold, fil
     return RunArrays(rows[order], quality, cust, help_, extra, file)
 
 
+def check_run_values(records: list[dict]) -> None:
+    """Check every distribution of a run's records (quality and nugget) with :mod:`dialeval.io.values`.
+
+    What a model writes is held to the same rule as what ``dialeval evaluate`` reads: a located
+    :class:`DialevalError` for a value that is not a finite number >= 0 or a distribution that cannot be
+    normalised.
+    """
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            raise DialevalError(f"item {i} is a {type(rec).__name__}; expected an object")
+        did = None if rec.get("id") is None else str(rec.get("id"))
+        q = rec.get("quality")
+        if q is not None:
+            for k in QUALITY_KEYS:
+                read_distribution(q.get(k) if isinstance(q, dict) else q, QUALITY_LEVELS, did, f"quality.{k}", None)
+        for t, ent in enumerate(rec.get("nugget") or []):
+            levels = tuple(dict.fromkeys(NUGGET_TYPES["customer"] + NUGGET_TYPES["helpdesk"]))
+            read_distribution(ent, levels, did, f"nugget[{t}]", None)
+
+
 def write_run(records: list[dict], path: str) -> None:
-    """Write a run (list of ``{"id", "quality"?, "nugget"?}``) as JSON, atomically."""
+    """Write a run (list of ``{"id", "quality"?, "nugget"?}``) as JSON, atomically, after checking its values."""
+    check_run_values(records)
     dump_json(records, path)

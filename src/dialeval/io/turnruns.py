@@ -29,6 +29,7 @@ from dialeval.errors import DialevalError, describe
 from dialeval.io._files import as_path, files_in, load_json_document
 from dialeval.io.dbdc import BREAKDOWN, BREAKDOWN_LEVELS
 from dialeval.io.runs import read_distribution
+from dialeval.io.values import normalise
 
 RESERVED = ("id", "turns", "n")
 DBDC_PATTERN = "*.labels.json"
@@ -161,7 +162,7 @@ def read_turn_run(source: object, gold: dict[str, Distributions]) -> TurnRun:
         if rows[n]:
             arr = np.asarray(vals[n], dtype=float)
             out_rows[n] = np.asarray(rows[n], dtype=np.int64)
-            out_probs[n] = arr / arr.sum(axis=1, keepdims=True)
+            out_probs[n] = normalise(arr)
     return TurnRun(out_rows, out_probs, [i for i in seen if i in gold_ids], extra_d, extra_i, file)
 
 

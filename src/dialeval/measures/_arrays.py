@@ -1,10 +1,14 @@
-"""Boundary checks shared by every measure: shapes, finiteness, non-negativity, normalisation."""
+"""Boundary checks shared by every measure: shapes, finiteness, non-negativity, normalisation.
+
+The rule on values is :mod:`dialeval.io.values`' (finite, >= 0, a finite positive sum).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from dialeval.errors import DialevalError
+from dialeval.io.values import normalise, sum_problem
 
 
 def check_distributions(values: object, what: str) -> np.ndarray:
@@ -30,11 +34,15 @@ def check_distributions(values: object, what: str) -> np.ndarray:
     if (arr < 0).any():
         r = int(np.argwhere(arr < 0)[0][0])
         raise DialevalError(f"{what}: row {r} holds a negative value; allowed are finite numbers >= 0")
-    sums = arr.sum(axis=1)
+    with np.errstate(over="ignore"):
+        sums = arr.sum(axis=1)
     if (sums <= 0).any():
         r = int(np.flatnonzero(sums <= 0)[0])
         raise DialevalError(f"{what}: row {r} is all zero; a distribution needs a positive sum")
-    return arr / sums[:, None]
+    if not np.isfinite(sums).all():
+        r = int(np.flatnonzero(~np.isfinite(sums))[0])
+        raise DialevalError(f"{what}: row {r}: {sum_problem(arr[r])}")
+    return normalise(arr)
 
 
 def check_pair(pred: object, gold: object) -> tuple[np.ndarray, np.ndarray, bool]:

@@ -10,6 +10,7 @@ from importlib.resources import files
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
@@ -17,9 +18,10 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
 
 from dialeval import __version__
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, quote
+from dialeval.service import invitations, ratelimit, submissions, tasks, teams
 from dialeval.service import leaderboard as boards
-from dialeval.service import submissions, tasks, teams
+from dialeval.service.boundary import detail, one_file_part, validation_errors
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError
@@ -32,13 +34,16 @@ Token = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
 class TeamIn(BaseModel):
-    name: str = Field(description="Unique team name (1-100 characters).")
+    name: str = Field(description="Unique team name (1-100 characters; unique after NFKC and case folding; "
+                                  "no invisible characters, no look-alike of a registered name).")
     affiliation: str = Field("", description="Optional affiliation (at most 200 characters).")
+    invite: str = Field("", description="Invitation code (servers in 'invite' registration mode).")
 
 
 class TeamOut(BaseModel):
     team: str
     token: str = Field(description="The team's secret token: shown once, never stored in clear.")
+    approved: bool = Field(True, description="False: the team submits once an organiser approves it.")
 
 
 def _token(cred: HTTPAuthorizationCredentials | None) -> str | None:
@@ -48,6 +53,7 @@ def _token(cred: HTTPAuthorizationCredentials | None) -> str | None:
 def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:
     """The service's ASGI application on ``settings.database_url`` (migrated to the newest schema)."""
     settings = settings or Settings()
+    mode = teams.check_mode(settings.registration)
     db = database or Database(settings.database_url)
     clock = settings.clock
     app = FastAPI(title="dialeval evaluation service", version=__version__,
@@ -61,18 +67,35 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
 
     @app.exception_handler(ServiceError)
     def _service_error(_request: Request, e: ServiceError) -> JSONResponse:
-        return JSONResponse({"detail": e.message}, status_code=e.status, headers=e.headers)
+        return JSONResponse({"detail": detail(e.message)}, status_code=e.status, headers=e.headers)
 
     @app.exception_handler(DialevalError)
     def _bad_input(_request: Request, e: DialevalError) -> JSONResponse:
-        return JSONResponse({"detail": str(e)}, status_code=422)
+        return JSONResponse({"detail": detail(str(e))}, status_code=422)
+
+    @app.exception_handler(RequestValidationError)
+    def _bad_request(_request: Request, e: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": validation_errors(e)}, status_code=422)
+
+    def client_of(request: Request) -> str:
+        return request.client.host if request.client else "unknown"
+
+    def register_any(request: Request, name: object, affiliation: object, invite: str | None):
+        """The one registration path of the API and the page: rate limit, then the server's mode."""
+        ratelimit.record_attempt(db, client_of(request), clock())
+        return teams.register_team(db, name, affiliation, clock(), mode=mode, invite=invite or None)
 
     # ---- JSON API -------------------------------------------------------------------------------
     @app.post("/api/teams", status_code=201, response_model=TeamOut, tags=["teams"])
-    def register(body: TeamIn) -> TeamOut:
-        """Register a team; the answer holds its token, shown this once. 409 if the name is taken."""
-        team, token = teams.register_team(db, body.name, body.affiliation, clock())
-        return TeamOut(team=team.name, token=token)
+    def register(body: TeamIn, request: Request) -> TeamOut:
+        """Register a team; the answer holds its token, shown this once.
+
+        401 without a valid invitation code (``invite`` mode), 409 if the name is taken or looks like a
+        registered one, 422 for a refused name, 429 past the rate limit per address (``Retry-After``).
+        Under the ``approve`` mode the team submits once an organiser approves it (``approved: false``).
+        """
+        team, token = register_any(request, body.name, body.affiliation, body.invite)
+        return TeamOut(team=team.name, token=token, approved=team.approved_at is not None)
 
     @app.get("/api/me", tags=["teams"])
     def me(cred: Token) -> dict:
@@ -88,7 +111,8 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     def get_task(task: str) -> dict:
         return tasks.task_info(tasks.get_task(db, task))
 
-    @app.post("/api/tasks/{task}/submissions", status_code=201, tags=["submissions"])
+    @app.post("/api/tasks/{task}/submissions", status_code=201, tags=["submissions"],
+              dependencies=[Depends(one_file_part)])
     def submit(task: str, cred: Token, file: UploadFile = File(..., description="The run file (JSON)."),
                leaderboard: bool = Form(True, description="false: keep this run off the leaderboard.")) -> dict:
         """Score a run: scores on the public half only before close; the quota left after it.
@@ -112,12 +136,14 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         """Leaderboard rows: public-half means before close, final means on 100% after."""
         return boards.leaderboard(db, task, by=by, per=per)
 
-    @app.post("/api/admin/tasks", status_code=201, tags=["admin"])
+    @app.post("/api/admin/tasks", status_code=201, tags=["admin"], dependencies=[Depends(one_file_part)])
     def admin_create_task(cred: Token, name: str = Form(...),
                           subtask: str = Form(..., description=" | ".join(SUBTASKS)),
                           gold: UploadFile = File(..., description="Gold file with annotations (STC-3 JSON)."),
-                          public_fraction: float = Form(0.5), seed: int = Form(0), daily_limit: int = Form(5),
-                          total_limit: int = Form(50)) -> dict:
+                          public_fraction: float = Form(0.5),
+                          seed: int | None = Form(None, description="Only for a reproducible split (tests); "
+                                                  "default: drawn from a secret the server keeps."),
+                          daily_limit: int = Form(5), total_limit: int = Form(50)) -> dict:
         """Create a task from a gold file (organiser token)."""
         teams.authenticate_admin(db, _token(cred))
         data = read_upload(gold.file, settings.max_upload_bytes)
@@ -132,22 +158,46 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         teams.authenticate_admin(db, _token(cred))
         return tasks.task_info(tasks.close_task(db, task, clock()))
 
+    @app.get("/api/admin/teams", tags=["admin"])
+    def admin_list_teams(cred: Token) -> list[dict]:
+        """Every team and whether it is approved (organiser token)."""
+        teams.authenticate_admin(db, _token(cred))
+        return teams.list_teams(db)
+
+    @app.post("/api/admin/teams/approve", tags=["admin"])
+    def admin_approve_team(cred: Token, name: str = Form(..., max_length=teams.MAX_NAME)) -> dict:
+        """Approve a team (``approve`` registration mode): it may submit from now on (organiser token)."""
+        teams.authenticate_admin(db, _token(cred))
+        team = teams.approve_team(db, name, clock())
+        return {"team": team.name, "approved": True}
+
+    @app.post("/api/admin/invitations", status_code=201, tags=["admin"])
+    def admin_invite_teams(cred: Token, count: int = Form(1, ge=1, le=invitations.MAX_COUNT)) -> dict:
+        """Make single-use team invitation codes (``invite`` mode), shown this once (organiser token)."""
+        teams.authenticate_admin(db, _token(cred))
+        return {"codes": invitations.create_invitations(db, "team", "", count, clock())}
+
     # ---- pages ----------------------------------------------------------------------------------
     def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
         return pages.TemplateResponse(request, name, context, status_code=status)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def index(request: Request) -> HTMLResponse:
-        return page(request, "index.html", tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
+        return page(request, "index.html", registration=mode,
+                    tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
 
     @app.post("/register", response_class=HTMLResponse, include_in_schema=False)
-    def register_page(request: Request, name: str = Form(""), affiliation: str = Form("")) -> HTMLResponse:
+    def register_page(request: Request, name: str = Form(""), affiliation: str = Form(""),
+                      invite: str = Form("")) -> HTMLResponse:
         try:
-            team, token = teams.register_team(db, name, affiliation, clock())
-        except ServiceError as e:
-            return page(request, "index.html", e.status, error=e.message, form={"name": name},
+            team, token = register_any(request, name, affiliation, invite.strip())
+        except (ServiceError, DialevalError) as e:
+            status = e.status if isinstance(e, ServiceError) else 422
+            return page(request, "index.html", status, error=detail(str(e)), registration=mode,
+                        form={"name": quote(name, teams.MAX_NAME)},
                         tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
-        return page(request, "registered.html", 201, team=team.name, token=token)
+        return page(request, "registered.html", 201, team=team.name, token=token,
+                    approved=team.approved_at is not None)
 
     def task_page(request: Request, task: str, by: str | None, per: str, status: int = 200, **context):
         board = boards.leaderboard(db, task, by=by, per=per)
@@ -159,9 +209,10 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             return task_page(request, task, by, per)
         except (ServiceError, DialevalError) as e:
             status = e.status if isinstance(e, ServiceError) else 422
-            return page(request, "error.html", status, error=str(e))
+            return page(request, "error.html", status, error=detail(str(e)))
 
-    @app.post("/tasks/{task}/submit", response_class=HTMLResponse, include_in_schema=False)
+    @app.post("/tasks/{task}/submit", response_class=HTMLResponse, include_in_schema=False,
+              dependencies=[Depends(one_file_part)])
     def submit_page(request: Request, task: str, token: str = Form(""), file: UploadFile | None = File(None),
                     leaderboard: str | None = Form(None)) -> HTMLResponse:
         try:
@@ -174,9 +225,9 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         except (ServiceError, DialevalError) as e:
             status = e.status if isinstance(e, ServiceError) else 422
             try:
-                return task_page(request, task, None, "team", status, error=str(e))
+                return task_page(request, task, None, "team", status, error=detail(str(e)))
             except ServiceError as e2:
-                return page(request, "error.html", e2.status, error=e2.message)
+                return page(request, "error.html", e2.status, error=detail(e2.message))
         return task_page(request, task, None, "team", 201, result=result, team=team.name)
 
     return app

@@ -51,6 +51,7 @@ class Settings:
     database_url: str = field(default_factory=database_url)
     max_upload_bytes: int = field(default_factory=_env_bytes)
     clock: Callable[[], datetime] = utcnow
+    registration: str = field(default_factory=lambda: os.environ.get("DIALEVAL_REGISTRATION", "open"))
 
     def __post_init__(self) -> None:
         if isinstance(self.max_upload_bytes, bool) or not isinstance(self.max_upload_bytes, int) \

@@ -1,8 +1,9 @@
 """The service's storage: SQLAlchemy 2 models and one :class:`Database` handle (SQLite or PostgreSQL).
 
-Tables: ``teams`` (a token hash, never the token), ``admin_tokens``, ``invitations`` (hashed codes),
-``tasks`` (the split and quotas; its gold file in ``task_golds``), ``submissions`` (scores; the uploaded
-bytes in ``submission_files``).
+Tables: ``teams`` (a token hash, never the token; the name's canonical key and confusable skeleton;
+approval), ``admin_tokens``, ``invitations`` (hashed codes), ``registration_attempts`` (per client address,
+for the rate limit), ``tasks`` (the split, its secret and quotas; its gold file in ``task_golds``),
+``submissions`` (scores; the uploaded bytes in ``submission_files``).
 The schema is created and upgraded by the Alembic migrations shipped in ``service/migrations``.
 
 Every write goes through :meth:`Database.write`: one transaction that takes a real lock first,
@@ -28,6 +29,7 @@ from sqlalchemy import (
     LargeBinary,
     String,
     TypeDecorator,
+    UniqueConstraint,
     create_engine,
     event,
 )
@@ -66,12 +68,17 @@ class Base(DeclarativeBase):
 
 class Team(Base):
     __tablename__ = "teams"
+    __table_args__ = (Index("ix_teams_name_skeleton", "name_skeleton"),
+                      UniqueConstraint("name_key", name="uq_teams_name_key"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(100), unique=True)
+    name_key: Mapped[str] = mapped_column(String(400))   # NFKC + case fold (service.names)
+    name_skeleton: Mapped[str] = mapped_column(String(400))           # look-alike key (service.names)
     affiliation: Mapped[str] = mapped_column(String(200), default="")
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    approved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)  # None: awaits approval
 
 
 class AdminToken(Base):
@@ -103,6 +110,17 @@ class Invitation(Base):
     __table_args__ = (Index("ix_invitations_kind_target", "kind", "target"),)
 
 
+class RegistrationAttempt(Base):
+    """One registration request from a client address (the rate limit counts them: service.ratelimit)."""
+
+    __tablename__ = "registration_attempts"
+    __table_args__ = (Index("ix_registration_attempts_client_time", "client", "created_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    client: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class Task(Base):
     __tablename__ = "tasks"
 
@@ -112,9 +130,10 @@ class Task(Base):
     columns: Mapped[list] = mapped_column(JSON)          # score columns of the subtask (Scores.columns)
     rank_by: Mapped[str] = mapped_column(String(64))     # the column a team's best run is chosen by
     n_dialogues: Mapped[int] = mapped_column(Integer)
-    public_ids: Mapped[list] = mapped_column(JSON)       # fixed once, from public_fraction and seed
+    public_ids: Mapped[list] = mapped_column(JSON)       # fixed once, from public_fraction and the secret
     public_fraction: Mapped[float] = mapped_column(Float)
-    seed: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int | None] = mapped_column(Integer, nullable=True)  # an explicit seed (tests), else None
+    split_secret: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # never shown
     daily_limit: Mapped[int] = mapped_column(Integer)
     total_limit: Mapped[int] = mapped_column(Integer)
     deadline: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
@@ -146,6 +165,7 @@ class Submission(Base):
     chosen: Mapped[bool] = mapped_column(Boolean, default=False)  # the team's pick for the final ranking
     public_scores: Mapped[dict] = mapped_column(JSON)              # {column: mean} on the public half
     final_scores: Mapped[dict | None] = mapped_column(JSON, nullable=True)  # on 100%, set at close
+    final_error: Mapped[str | None] = mapped_column(String(500), nullable=True)  # why it has no final score
     settings: Mapped[dict] = mapped_column(JSON)                   # scorer settings and version
 
 

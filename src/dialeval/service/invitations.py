@@ -21,6 +21,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 
+from dialeval.errors import describe
 from dialeval.service.db import Database, Invitation
 from dialeval.service.errors import Conflict, Invalid, Unauthorized
 from dialeval.service.tokens import hash_token, new_token
@@ -48,7 +49,7 @@ MAX_COUNT = 10_000
 
 def _kind(kind: str) -> Kind:
     if kind not in KINDS:
-        raise Invalid(f"invitation kind {kind!r} is not allowed; allowed are " + ", ".join(KINDS))
+        raise Invalid(f"invitation kind {describe(kind)} is not allowed; allowed are " + ", ".join(KINDS))
     return KINDS[kind]
 
 
@@ -71,7 +72,7 @@ def create_invitations(db: Database, kind: str, target: str, count: int, now: da
     """
     k = _kind(kind)
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
-        raise Invalid(f"invitation count {count!r} is not allowed; allowed are integers from 1 to {MAX_COUNT}")
+        raise Invalid(f"invitation count {describe(count)} is not allowed; allowed are integers from 1 to {MAX_COUNT}")
     if not isinstance(target, str) or len(target) > 64:
         raise Invalid("invitation target must be a name of at most 64 characters")
     codes = [new_token(k.prefix) for _ in range(count)]

@@ -10,9 +10,10 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from dialeval import __version__
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, describe
 from dialeval.measures import get as get_measure
 from dialeval.service.db import Database, Submission, Task, Team
+from dialeval.service.runs import all_finite
 from dialeval.service.tasks import get_task, task_info
 
 PER = ("team", "run")
@@ -46,33 +47,39 @@ def leaderboard(db: Database, task_name: str, *, by: str | None = None, per: str
     dict
         ``{"task": {...}, "final": bool, "scored_on": {"half", "dialogues", "dialeval_version"},
         "by": column, "per": "team"|"run", "columns": [column_info...], "rows": [{"rank", "team",
-        "affiliation", "id", "scores", "submissions", "created_at", "last"}]}``.
+        "affiliation", "id", "scores", "submissions", "off_leaderboard", "created_at", "last"}]}``:
+        ``submissions`` counts every run of the team, ``off_leaderboard`` those of them that are not on this
+        leaderboard (submitted off it, or without a final score after close).
     """
     task = get_task(db, task_name)
     by = by or task.rank_by
     if by not in task.columns:
-        raise DialevalError(f"sort column {by!r} is not allowed; allowed are " + ", ".join(task.columns))
+        raise DialevalError(f"sort column {describe(by)} is not allowed; allowed are " + ", ".join(task.columns))
     if per not in PER:
-        raise DialevalError(f"leaderboard view {per!r} is not allowed; allowed are " + ", ".join(PER))
+        raise DialevalError(f"leaderboard view {describe(per)} is not allowed; allowed are " + ", ".join(PER))
     final = task.closed_at is not None
     with db.read() as s:
         subs = s.execute(select(Submission, Team.name, Team.affiliation).join(Team, Team.id == Submission.team_id)
                          .where(Submission.task_id == task.id).order_by(Submission.created_at, Submission.id)).all()
     counts: dict[int, int] = {}
+    off: dict[int, int] = {}
     last: dict[int, str] = {}
     runs = []
     for sub, team, affiliation, in subs:
         counts[sub.team_id] = counts.get(sub.team_id, 0) + 1
         last[sub.team_id] = sub.created_at.isoformat()
         scores = sub.final_scores if final else sub.public_scores
-        if sub.on_leaderboard and scores is not None:
+        if sub.on_leaderboard and all_finite(scores, task.columns):
             runs.append({"id": sub.id, "team_id": sub.team_id, "team": team, "affiliation": affiliation,
                          "scores": scores, "created_at": sub.created_at.isoformat(), "chosen": sub.chosen})
+        else:
+            off[sub.team_id] = off.get(sub.team_id, 0) + 1
     rows = runs if per == "run" else _team_rows(runs, task, final)
     rows.sort(key=_sort_key(by))
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
         row["submissions"] = counts[row["team_id"]]
+        row["off_leaderboard"] = off.get(row["team_id"], 0)
         row["last"] = last[row["team_id"]]
         del row["team_id"]
     scored_on = {"half": "all" if final else "public",

@@ -7,9 +7,12 @@ dialogue is public or hidden. Before the task closes only the means over the pub
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from dialeval.errors import DialevalError
+import numpy as np
+
+from dialeval.errors import DialevalError, quote
 from dialeval.io.jsonarray import parse_bytes
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
 from dialeval.scoring import TASKS, PreparedGold, Scores, score
@@ -48,7 +51,37 @@ def means(scores: Scores, columns: list[str]) -> dict[str, float]:
 
 def _listed(ids: list[str]) -> str:
     more = f" (+{len(ids) - MAX_LISTED_IDS} more)" if len(ids) > MAX_LISTED_IDS else ""
-    return ", ".join(ids[:MAX_LISTED_IDS]) + more
+    return ", ".join(quote(i) for i in ids[:MAX_LISTED_IDS]) + more
+
+
+def all_finite(scores: dict | None, columns: list[str] | None = None) -> bool:
+    """Whether stored scores hold a finite number in every column (``columns``: these must all be there).
+
+    Rows stored by older versions may hold NaN; they are never shown or ranked.
+
+    Examples
+    --------
+    >>> all_finite({"a": 0.5}), all_finite({"a": float("nan")}), all_finite(None), all_finite({}, ["a"])
+    (True, False, False, False)
+    """
+    if scores is None:
+        return False
+    values = [scores.get(c) for c in columns] if columns is not None else list(scores.values())
+    return all(isinstance(v, int | float) and math.isfinite(v) for v in values)
+
+
+def check_finite(s_full: Scores, columns: list[str], filename: str | None) -> None:
+    """The last guard before anything is stored: every per-dialogue score on the full test set is finite.
+
+    The library refuses every run value that could make a score non-finite (:mod:`dialeval.io.values`);
+    this guard names the first dialogue if a score still is not, with the same words for either half.
+    """
+    idx = [s_full.columns.index(c) for c in columns]
+    bad = ~np.isfinite(s_full.matrix[:, idx])
+    if bad.any():
+        r, c = (int(x) for x in np.argwhere(bad)[0])
+        raise DialevalError(f"the score {columns[c]} is not a finite number; the run's values cannot be scored",
+                            file=filename, dialogue=s_full.ids[r])
 
 
 def score_run(records: list, subtask: str, columns: list[str], full: PreparedGold,
@@ -76,8 +109,12 @@ def score_run(records: list, subtask: str, columns: list[str], full: PreparedGol
     if not set(columns) <= set(s_full.columns):
         raise DialevalError(f"this task scores {subtask} but the run gives no {subtask!r} predictions",
                             file=filename, field=subtask)
+    check_finite(s_full, columns, filename)
     pub = means(score(records, public), columns) if public is not None else None
-    return RunScores(pub, means(s_full, columns), dict(s_full.settings))
+    full_means = means(s_full, columns)
+    if not all(math.isfinite(v) for v in [*full_means.values(), *(pub or {}).values()]):
+        raise DialevalError("the run's mean scores are not finite numbers", file=filename)
+    return RunScores(pub, full_means, dict(s_full.settings))
 
 
 def columns_of(gold: PreparedGold, subtask: str) -> list[str]:

@@ -1,8 +1,8 @@
 """Submitting a run: score it through the library, then check the quota and store it in one locked transaction.
 
-The order of refusals: unknown task (404), closed or past its deadline (409), quota spent (429, checked
-once cheaply before scoring and again, authoritatively, under the lock), invalid run (422: it never
-counts). Scoring happens outside the lock, so a slow run does not hold up the other teams.
+The order of refusals: a team awaiting approval (403), unknown task (404), closed or past its deadline
+(409), quota spent (429, checked once cheaply before scoring and again, authoritatively, under the lock),
+invalid run (422: it never counts). Scoring happens outside the lock, so a slow run does not hold up the other teams.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from sqlalchemy import select, update
 from dialeval.service.db import Database, Submission, SubmissionFile, Task, Team
 from dialeval.service.errors import Conflict, NotFound, QuotaSpent
 from dialeval.service.quota import Quota, after_accepting, decide
-from dialeval.service.runs import read_run, score_run
+from dialeval.service.runs import all_finite, read_run, score_run
 from dialeval.service.tasks import get_task, golds, list_tasks
-
-MAX_FILENAME = 255
+from dialeval.service.teams import require_approved
+from dialeval.service.uploads import clean_filename
 
 
 def _check_open(task: Task, closed_at: datetime | None, deadline: datetime | None, now: datetime) -> None:
@@ -63,7 +63,8 @@ def submit(db: Database, team: Team, task_name: str, data: bytes, filename: str,
     NotFound, Conflict, QuotaSpent, dialeval.DialevalError
         See the module's docstring.
     """
-    filename = (filename or "run.json")[-MAX_FILENAME:]
+    require_approved(team)
+    filename = clean_filename(filename, "run.json")
     task = get_task(db, task_name)
     _check_open(task, task.closed_at, task.deadline, clock())
     q = quota_of(db, team, task, clock())
@@ -103,7 +104,8 @@ def choose(db: Database, team: Team, task_name: str, submission_id: int) -> dict
         closed_at = s.scalar(select(Task.closed_at).where(Task.id == task.id).with_for_update(read=True))
         if closed_at is not None:
             raise Conflict(f"task {task.name!r} is closed; the final pick can no longer change")
-        sub = s.get(Submission, submission_id)
+        # An id beyond the 32-bit column is no submission (PostgreSQL would refuse the lookup).
+        sub = s.get(Submission, submission_id) if 1 <= submission_id <= 2**31 - 1 else None
         if sub is None or sub.team_id != team.id or sub.task_id != task.id:
             raise NotFound(f"your team has no submission {submission_id} to task {task.name!r}")
         s.execute(update(Submission).where(Submission.task_id == task.id, Submission.team_id == team.id)
@@ -112,12 +114,17 @@ def choose(db: Database, team: Team, task_name: str, submission_id: int) -> dict
     return {"id": submission_id, "task": task.name, "chosen": True}
 
 
+def _shown(scores: dict | None) -> dict | None:
+    """Stored scores as they may be shown: None if any is not a finite number (rows of older versions)."""
+    return scores if all_finite(scores) else None
+
+
 def submission_info(sub: Submission, task: Task) -> dict:
     """A submission as its team sees it: public-half means before close, final means after."""
     final = task.closed_at is not None
     return {"id": sub.id, "task": task.name, "created_at": sub.created_at.isoformat(), "filename": sub.filename,
             "size": sub.size, "sha256": sub.sha256, "on_leaderboard": sub.on_leaderboard, "chosen": sub.chosen,
-            "scores": sub.final_scores if final else sub.public_scores,
+            "scores": _shown(sub.final_scores if final else sub.public_scores), "final_error": sub.final_error,
             "scored_on": {"half": "all" if final else "public",
                           "dialogues": task.n_dialogues if final else len(task.public_ids)}}
 

@@ -1,60 +1,91 @@
 """Tasks: a subtask over a test set whose gold stays on the server, split once into a public and a hidden half.
 
-The organiser creates a task from a gold file (:func:`create_task`); the split is drawn once from
-``seed`` and stored; :func:`close_task` scores every stored run on 100% of the test set.
+The organiser creates a task from a gold file (:func:`create_task`); the split is drawn once from a
+secret the server generates (:func:`new_secret`, stored in the task's row, never shown: no one who knows
+the gold, the ids or any seed can recompute it) or, only when asked, from an explicit seed (reproducible,
+for tests); :func:`close_task` scores every stored run on 100% of the test set (a run that cannot be
+scored any more is recorded as failed, never blocks the close).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
 import re
+import secrets
 import threading
 from datetime import datetime
 
 import numpy as np
 from sqlalchemy import select
 
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, describe, quote
 from dialeval.io.jsonarray import parse_bytes
 from dialeval.progress import track
 from dialeval.scoring import PreparedGold, load_gold
 from dialeval.service.db import Database, Submission, SubmissionFile, Task, TaskGold
 from dialeval.service.errors import Conflict, NotFound
 from dialeval.service.runs import SUBTASKS, columns_of, score_run
+from dialeval.service.uploads import clean_filename
 
 TASK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+MAX_LIMIT = 1_000_000
+"""Largest daily or total quota (the columns are 32-bit integers on PostgreSQL)."""
+MAX_SEED = 2**31 - 1
+SECRET_BYTES = 32
+_SPLIT_CONTEXT = b"dialeval public/hidden split v1"
 
 
-def split_public(ids: list[str], fraction: float, seed: int) -> list[str]:
-    """The public half: ``round(fraction * n)`` ids drawn without replacement with ``seed``, in gold order.
+def new_secret() -> bytes:
+    """A fresh split secret: 256 bits from :func:`secrets.token_bytes` (stored with the task, never shown)."""
+    return secrets.token_bytes(SECRET_BYTES)
+
+
+def _secret_seed(secret: bytes) -> int:
+    """The generator's seed: HMAC-SHA-256 of a fixed context under the secret (256 bits)."""
+    return int.from_bytes(hmac.new(secret, _SPLIT_CONTEXT, hashlib.sha256).digest(), "big")
+
+
+def split_public(ids: list[str], fraction: float, seed: int | None = None, *, secret: bytes | None = None
+                 ) -> list[str]:
+    """The public half: ``round(fraction * n)`` ids drawn without replacement, in gold order.
+
+    The draw is seeded from ``secret`` (the service's default: 32 random bytes, so the split cannot be
+    recomputed without it) or, when ``seed`` is given instead, from that seed (reproducible: tests).
 
     Examples
     --------
-    >>> split_public([str(i) for i in range(10)], 0.5, seed=0) == split_public([str(i) for i in range(10)], 0.5, 0)
+    >>> ids = [str(i) for i in range(10)]
+    >>> split_public(ids, 0.5, seed=0) == split_public(ids, 0.5, 0)
     True
-    >>> len(split_public([str(i) for i in range(390)], 0.5, seed=1))
+    >>> len(split_public([str(i) for i in range(390)], 0.5, secret=new_secret()))
     195
     """
     if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 < fraction <= 1:
-        raise DialevalError(f"public fraction {fraction!r} is not allowed; allowed are numbers in (0, 1]")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise DialevalError(f"seed {seed!r} is not allowed; allowed are integers >= 0")
+        raise DialevalError(f"public fraction {describe(fraction)} is not allowed; allowed are numbers in (0, 1]")
+    if (seed is None) == (secret is None):
+        raise DialevalError("give either a seed or a secret to draw the split from")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
+        raise DialevalError(f"seed {describe(seed)} is not allowed; allowed are integers from 0 to {MAX_SEED}")
+    if secret is not None and (not isinstance(secret, bytes) or len(secret) < 16):
+        raise DialevalError("a split secret must be at least 16 random bytes")
     k = math.floor(fraction * len(ids) + 0.5)
     if k < 1:
         raise DialevalError(f"public fraction {fraction} of {len(ids)} dialogues leaves no public dialogue")
-    picked = np.random.default_rng(seed).permutation(len(ids))[:k]
+    rng = np.random.default_rng(seed if secret is None else _secret_seed(secret))
+    picked = rng.permutation(len(ids))[:k]
     return [ids[i] for i in np.sort(picked)]
 
 
 def _check_limit(v: object, what: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise DialevalError(f"{what} {v!r} is not allowed; allowed are integers >= 1")
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_LIMIT:
+        raise DialevalError(f"{what} {describe(v)} is not allowed; allowed are integers from 1 to {MAX_LIMIT}")
     return v
 
 
 def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: str, now: datetime, *,
-                public_fraction: float = 0.5, seed: int = 0, daily_limit: int = 5, total_limit: int = 50,
+                public_fraction: float = 0.5, seed: int | None = None, daily_limit: int = 5, total_limit: int = 50,
                 deadline: datetime | None = None, rank_by: str | None = None) -> Task:
     """Create a task from the bytes of a gold file (STC-3/DialEval JSON with annotations).
 
@@ -66,8 +97,10 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
         What the task scores (the choices are :data:`dialeval.scoring.TASKS`).
     public_fraction : float in (0, 1], default 0.5
         Share of the test set scored before close; the rest is hidden until then.
-    seed : int >= 0
-        Seed of the split (drawn once, stored, never changed).
+    seed : int in [0, 2**31), optional
+        Only to make the split reproducible (tests): anyone who knows the seed and the ids can recompute the
+        hidden half. Default: the split is drawn from a new secret (:func:`new_secret`), stored with the
+        task and never shown.
     daily_limit, total_limit : int >= 1
         Scored submissions per team per UTC day, and in all.
     deadline : aware datetime, optional
@@ -82,10 +115,11 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
         On a bad argument or gold file (the scorer's message). Conflict if the name is taken.
     """
     if not isinstance(name, str) or not TASK_NAME.fullmatch(name):
-        raise DialevalError(f"task name {name!r} is not allowed; allowed are 1-64 characters of "
+        raise DialevalError(f"task name {describe(name)} is not allowed; allowed are 1-64 characters of "
                             "A-Z a-z 0-9 . _ - (starting with a letter or digit)")
     if subtask not in SUBTASKS:
-        raise DialevalError(f"subtask {subtask!r} is not allowed; allowed are " + ", ".join(SUBTASKS))
+        raise DialevalError(f"subtask {describe(subtask)} is not allowed; allowed are " + ", ".join(SUBTASKS))
+    gold_name = clean_filename(gold_name, "gold.json")
     _check_limit(daily_limit, "daily limit")
     _check_limit(total_limit, "total limit")
     if deadline is not None and (not isinstance(deadline, datetime) or deadline.tzinfo is None):
@@ -97,10 +131,12 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
     columns = columns_of(prepared, subtask)
     rank_by = rank_by or columns[0]
     if rank_by not in columns:
-        raise DialevalError(f"rank-by column {rank_by!r} is not allowed; allowed are " + ", ".join(columns))
-    public = split_public(list(prepared.ids), public_fraction, seed)
+        raise DialevalError(f"rank-by column {describe(rank_by)} is not allowed; allowed are " + ", ".join(columns))
+    secret = new_secret() if seed is None else None
+    public = split_public(list(prepared.ids), public_fraction, seed, secret=secret)
     task = Task(name=name, subtask=subtask, columns=columns, rank_by=rank_by, n_dialogues=len(prepared),
-                public_ids=public, public_fraction=float(public_fraction), seed=seed, daily_limit=daily_limit,
+                public_ids=public, public_fraction=float(public_fraction), seed=seed, split_secret=secret,
+                daily_limit=daily_limit,
                 total_limit=total_limit, deadline=deadline, closed_at=None, created_at=now,
                 gold_name=gold_name, gold_sha256=hashlib.sha256(gold).hexdigest())
     with db.write() as s:
@@ -116,10 +152,11 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
 def get_task(db: Database, name: str) -> Task:
     """The task called ``name``; :class:`NotFound` (listing the tasks) if there is none."""
     with db.read() as s:
-        task = s.scalar(select(Task).where(Task.name == name))
+        # A name no task can have is not looked up (PostgreSQL refuses NUL in a query's text).
+        task = s.scalar(select(Task).where(Task.name == name)) if TASK_NAME.fullmatch(str(name)) else None
         if task is None:
             names = s.scalars(select(Task.name).order_by(Task.name)).all()
-            raise NotFound(f"no task named {name!r}; tasks are: " + (", ".join(names) or "(none yet)"))
+            raise NotFound(f"no task named {describe(name)}; tasks are: " + (", ".join(names) or "(none yet)"))
     return task
 
 
@@ -167,6 +204,10 @@ def golds(db: Database, task: Task) -> tuple[PreparedGold, PreparedGold]:
 def close_task(db: Database, name: str, now: datetime) -> Task:
     """Close a task: score every stored run on 100% of the test set; refuse submissions from now on.
 
+    A stored run that cannot be scored any more (stored by an older version, or a score that is not a
+    finite number) gets no final score and its reason in ``final_error``: it is off the final leaderboard
+    and never stops the close.
+
     Raises
     ------
     NotFound, Conflict
@@ -185,6 +226,20 @@ def close_task(db: Database, name: str, now: datetime) -> Task:
         subs = s.scalars(select(Submission).where(Submission.task_id == task.id).order_by(Submission.id)).all()
         for sub in track(subs, f"final scores of {name}"):
             data = s.get(SubmissionFile, sub.id).data
-            sub.final_scores = score_run(parse_bytes(data, file=sub.filename), task.subtask, task.columns,
-                                         full, filename=sub.filename).full
+            try:
+                sub.final_scores = score_run(parse_bytes(data, file=sub.filename), task.subtask, task.columns,
+                                             full, filename=sub.filename).full
+                sub.final_error = None
+            except Exception as e:
+                sub.final_scores = None
+                what = str(e) if isinstance(e, DialevalError) else f"{type(e).__name__}: {e}"
+                sub.final_error = quote(f"not scored on the full test set: {what}", 480)
     return task
+
+
+def final_errors(db: Database, task: Task) -> list[tuple[int, str]]:
+    """The runs of a closed task that got no final score: ``(submission id, why)``, oldest first."""
+    with db.read() as s:
+        rows = s.execute(select(Submission.id, Submission.final_error).where(
+            Submission.task_id == task.id, Submission.final_error.is_not(None)).order_by(Submission.id))
+        return [(int(i), str(e)) for i, e in rows]

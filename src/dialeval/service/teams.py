@@ -1,19 +1,37 @@
-"""Teams and organisers: registration, tokens (shown once, stored hashed), authentication."""
+"""Teams and organisers: registration, tokens (shown once, stored hashed), authentication, approval.
+
+Registration follows the server's mode (:data:`MODES`): ``open`` (anyone), ``invite`` (a single-use code
+from ``dialeval admin invite-teams``, consumed in the registration's transaction) or ``approve`` (anyone may
+register, but the team submits only once an organiser ran ``dialeval admin approve-team``). Names follow
+:mod:`dialeval.service.names` (unique after NFKC and case folding, no invisible characters, no look-alikes).
+"""
 
 from __future__ import annotations
 
-import unicodedata
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from dialeval.errors import DialevalError, describe
+from dialeval.service import invitations
 from dialeval.service.db import AdminToken, Database, Team
-from dialeval.service.errors import Conflict, Invalid, Unauthorized
+from dialeval.service.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
+from dialeval.service.names import name_key, name_problem, skeleton
 from dialeval.service.tokens import ADMIN_PREFIX, TEAM_PREFIX, hash_token, new_token
 
 MAX_NAME = 100
 MAX_AFFILIATION = 200
+MAX_KEY = 400
+MODES = ("open", "invite", "approve")
+"""Registration modes of a server (``dialeval serve --registration``, ``$DIALEVAL_REGISTRATION``)."""
+
+
+def check_mode(mode: object) -> str:
+    """``mode`` if it is one of :data:`MODES`; else a :class:`DialevalError` listing them."""
+    if mode not in MODES:
+        raise DialevalError(f"registration mode {describe(mode)} is not allowed; allowed are " + ", ".join(MODES))
+    return mode  # type: ignore[return-value]
 
 
 def clean_text(value: object, what: str, limit: int, *, required: bool) -> str:
@@ -27,33 +45,85 @@ def clean_text(value: object, what: str, limit: int, *, required: bool) -> str:
         raise Invalid(f"{what} is empty; give 1 to {limit} characters")
     if len(text) > limit:
         raise Invalid(f"{what} has {len(text)} characters; at most {limit} are allowed")
-    if any(unicodedata.category(c) == "Cc" for c in text):
-        raise Invalid(f"{what} contains a control character; printable text only")
+    problem = name_problem(text)
+    if problem:
+        raise Invalid(f"{what} {problem}")
     return text
 
 
-def register_team(db: Database, name: object, affiliation: object, now: datetime) -> tuple[Team, str]:
+def register_team(db: Database, name: object, affiliation: object, now: datetime, *, mode: str = "open",
+                  invite: str | None = None) -> tuple[Team, str]:
     """Create a team; returns it and its token (the only time the token is shown).
+
+    Parameters
+    ----------
+    mode : {'open', 'invite', 'approve'}
+        The server's registration mode: ``invite`` needs an unused team invitation code (``invite``), which
+        this registration consumes; under ``approve`` the team is created unapproved (it cannot submit until
+        :func:`approve_team`). ``open`` and ``invite`` teams are approved at once.
 
     Raises
     ------
     Invalid
-        If the name or affiliation is not acceptable text.
+        If the name or affiliation is not acceptable text (:mod:`dialeval.service.names`).
+    Unauthorized
+        In ``invite`` mode, without a valid code.
     Conflict
-        If a team already has that name.
+        If a team already has that name (after NFKC and case folding), one looks like it, or the code was used.
     """
+    mode = check_mode(mode)
     name = clean_text(name, "team name", MAX_NAME, required=True)
     affiliation = clean_text(affiliation, "affiliation", MAX_AFFILIATION, required=False)
+    key, skel = name_key(name), skeleton(name)
+    if len(key) > MAX_KEY or len(skel) > MAX_KEY:
+        raise Invalid(f"team name is too long once normalised (NFKC); at most {MAX_NAME} plain characters")
+    if mode == "invite":
+        invitations.check(db, invite, "team")  # cheap refusal before the write lock
     token = new_token(TEAM_PREFIX)
-    team = Team(name=name, affiliation=affiliation, token_hash=hash_token(token), created_at=now)
+    team = Team(name=name, name_key=key, name_skeleton=skel, affiliation=affiliation,
+                token_hash=hash_token(token), created_at=now, approved_at=None if mode == "approve" else now)
+    taken = Conflict(f"the team name {name!r} is taken (names differing only in case or width are one name); "
+                     "choose another")
     try:
         with db.write() as s:
-            if s.scalar(select(Team.id).where(Team.name == name)) is not None:
-                raise Conflict(f"the team name {name!r} is taken; choose another")
+            if s.scalar(select(Team.id).where(Team.name_key == key)) is not None:
+                raise taken
+            if s.scalar(select(Team.id).where(Team.name_skeleton == skel)) is not None:
+                raise Conflict(f"the team name {name!r} looks like the name of a registered team (look-alike "
+                               "letters of another script, or digits for letters); choose another")
+            if mode == "invite":
+                invitations.consume(s, invite, "team", now)
             s.add(team)
     except IntegrityError:  # two registrations of one name at once: the unique index decides
-        raise Conflict(f"the team name {name!r} is taken; choose another") from None
+        raise taken from None
     return team, token
+
+
+def approve_team(db: Database, name: str, now: datetime) -> Team:
+    """Approve a team registered under the ``approve`` mode (it may submit from now on); idempotent."""
+    key = name_key(clean_text(name, "team name", MAX_NAME, required=True))
+    with db.write() as s:
+        team = s.scalar(select(Team).where(Team.name_key == key).with_for_update())
+        if team is None:
+            raise NotFound(f"no team named {describe(name)}")
+        if team.approved_at is None:
+            team.approved_at = now
+    return team
+
+
+def list_teams(db: Database) -> list[dict]:
+    """Every team: name, affiliation, registration time and approval (for organisers)."""
+    with db.read() as s:
+        teams = s.scalars(select(Team).order_by(Team.created_at, Team.id)).all()
+    return [{"name": t.name, "affiliation": t.affiliation, "created_at": t.created_at.isoformat(),
+             "approved": t.approved_at is not None,
+             "approved_at": t.approved_at.isoformat() if t.approved_at else None} for t in teams]
+
+
+def require_approved(team: Team) -> None:
+    """:class:`Forbidden` if the team awaits an organiser's approval (``approve`` mode)."""
+    if team.approved_at is None:
+        raise Forbidden(f"team {team.name!r} awaits approval by the organisers; it cannot submit yet")
 
 
 def authenticate(db: Database, token: str | None) -> Team:

@@ -26,4 +26,4 @@ def hash_token(token: str) -> str:
     >>> len(hash_token("dt_abc")), hash_token("dt_abc") == hash_token("dt_abc")
     (64, True)
     """
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()  # any string a client sends

@@ -8,6 +8,7 @@ handlers still check the exact size of the file itself (:func:`read_upload`).
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import BinaryIO
 
 from dialeval.service.errors import TooLarge
@@ -83,3 +84,23 @@ def read_upload(fh: BinaryIO, limit: int) -> bytes:
     if len(data) > limit:
         raise TooLarge(too_large_message(limit))
     return data
+
+
+MAX_FILENAME = 255
+
+
+def clean_filename(name: object, default: str) -> str:
+    """An uploaded file's name as it may be stored and shown: no control, format or surrogate characters
+    (NUL included), no folder part, at most :data:`MAX_FILENAME` characters; ``default`` if nothing is left.
+
+    Examples
+    --------
+    >>> clean_filename("../run" + chr(0) + ".json", "run.json"), clean_filename(chr(0xD800), "run.json")
+    ('run.json', 'run.json')
+    """
+    if not isinstance(name, str):
+        return default
+    name = name.replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(c for c in name if unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
+    name = " ".join(name.split())[-MAX_FILENAME:]
+    return name if name.strip(".") else default

@@ -1,0 +1,244 @@
+"""Issue 17, findings 6 and 7: look-alike team names are refused; registration modes open / invite / approve
+end to end (API, page, `dialeval admin`, `dialeval register`); the rate limit per address is kept in the
+database, so two app instances (worker processes) on one database share it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+from service_support import RUN, LiveServer, Service
+
+from dialeval.cli.main import run as cli
+from dialeval.service import ratelimit
+from dialeval.service.app import create_app
+from dialeval.service.config import Settings
+
+
+def in_mode(url: str, mode: str) -> Service:
+    """The test service on ``url``, its app serving registration ``mode``."""
+    s = Service(url)
+    s.settings = Settings(database_url=url, max_upload_bytes=s.settings.max_upload_bytes, clock=s.clock,
+                          registration=mode)
+    s.app = create_app(s.settings, s.db)
+    s.client.close()
+    s.client = TestClient(s.app)
+    return s
+
+
+def register(s: Service, name: str, **extra):
+    s.clock.t += timedelta(hours=1)  # past the rate limit of the earlier attempts
+    return s.client.post("/api/teams", json={"name": name, **extra})
+
+
+# ---- 6. names -----------------------------------------------------------------------------------
+
+LOOK_ALIKES = [
+    ("TeamA\u200b", 422, "U+200B"),           # zero-width space
+    ("Team\u200dA", 422, "U+200D"),           # zero-width joiner
+    ("\u202eTeamA", 422, "U+202E"),           # right-to-left override
+    ("TeamA\u2066", 422, "U+2066"),           # bidi isolate
+    ("teama", 409, "is taken"),               # case
+    ("ＴｅａｍＡ", 409, "is taken"),          # full width (NFKC)
+    ("TeamА", 409, "looks like"),             # Cyrillic А
+    ("Τеаm\u0410", 409, "looks like"),        # Greek Tau, Cyrillic е, а, А
+]
+
+
+def test_look_alike_names_are_refused_beside_teama(db_url):
+    s = Service(db_url)
+    try:
+        assert register(s, "TeamA").status_code == 201
+        for name, status, words in LOOK_ALIKES:
+            r = register(s, name)
+            assert r.status_code == status and words in r.json()["detail"], (name, r.status_code, r.text)
+            s.clock.t += timedelta(hours=1)
+            page = s.client.post("/register", data={"name": name})
+            assert page.status_code == status, name
+        assert register(s, "TeamB").status_code == 201  # a different name passes
+        board = [t["name"] for t in __import__("dialeval.service.teams", fromlist=["x"]).list_teams(s.db)]
+        assert board == ["TeamA", "TeamB"]
+    finally:
+        s.close()
+
+
+def test_names_with_other_invisible_characters_are_refused(service):
+    for name in ("a\u00adb", "a\ufeffb", "a\u0007b", "a\U000e0041b", "a\ue000b"):
+        assert register(service, name).status_code == 422, repr(name)
+    assert register(service, "Équipe 東京 №1").status_code == 201  # letters of any script are fine
+
+
+# ---- 7. registration modes ----------------------------------------------------------------------
+
+def test_open_mode_registers_and_submits(sqlite_url):
+    s = in_mode(sqlite_url, "open")
+    try:
+        r = register(s, "open-team")
+        assert r.status_code == 201 and r.json()["approved"] is True
+        assert s.submit(r.json()["token"]).status_code == 201
+        assert "Invitation code" not in s.client.get("/").text
+    finally:
+        s.close()
+
+
+def test_invite_mode_end_to_end(db_url, capsys):
+    s = in_mode(db_url, "invite")
+    try:
+        assert register(s, "no-code").status_code == 401
+        assert register(s, "bad-code", invite="dti_guess").status_code == 401
+        assert cli(["admin", "invite-teams", "2", "--database-url", db_url]) == 0
+        codes = capsys.readouterr().out.split()
+        assert len(codes) == 2 and all(c.startswith("dti_") for c in codes)
+        r = register(s, "invited", invite=codes[0])
+        assert r.status_code == 201 and r.json()["approved"] is True
+        assert s.submit(r.json()["token"]).status_code == 201
+        assert register(s, "second-use", invite=codes[0]).status_code == 409  # single use
+        assert register(s, "invited", invite=codes[1]).status_code == 409     # name taken: the code is kept
+        page = s.client.get("/").text
+        assert 'name="invite"' in page and "Invitation code" in page
+        r = s.client.post("/register", data={"name": "by-page", "invite": codes[1]})
+        assert r.status_code == 201 and "by-page" in r.text
+        assert s.client.post("/register", data={"name": "again", "invite": codes[1]}).status_code == 409
+    finally:
+        s.close()
+
+
+def test_invite_mode_with_the_command_line_client(sqlite_url, capsys):
+    s = in_mode(sqlite_url, "invite")
+    try:
+        assert cli(["admin", "invite-teams", "1", "--database-url", sqlite_url]) == 0
+        code = capsys.readouterr().out.strip()
+        with LiveServer(s.app) as server:
+            assert cli(["register", "cli-team", "--server", server.url]) == 2
+            assert "refused (401)" in capsys.readouterr().err
+            assert cli(["register", "cli-team", "--server", server.url, "--invite", code]) == 0
+            assert capsys.readouterr().out.strip().startswith("dt_")
+    finally:
+        s.close()
+
+
+def test_approve_mode_end_to_end(db_url, capsys):
+    s = in_mode(db_url, "approve")
+    try:
+        r = register(s, "waiting")
+        assert r.status_code == 201 and r.json()["approved"] is False
+        token = r.json()["token"]
+        refused = s.submit(token)
+        assert refused.status_code == 403 and "awaits approval" in refused.json()["detail"]
+        me = s.client.get("/api/me", headers={"Authorization": f"Bearer {token}"}).json()
+        assert me["submissions"] == [] and me["quota"]["t1"]["remaining_total"] == 50
+        assert cli(["admin", "list-teams", "--database-url", db_url]) == 0
+        listed = capsys.readouterr().out
+        assert '"approved": false' in listed and "waiting" in listed
+        assert cli(["admin", "approve-team", "WAITING", "--database-url", db_url]) == 0
+        capsys.readouterr()
+        assert s.submit(token).status_code == 201
+        assert cli(["admin", "approve-team", "nobody", "--database-url", db_url]) == 2
+        page = s.client.post("/register", data={"name": "page-team"})
+        assert page.status_code == 201 and "approved" in page.text
+    finally:
+        s.close()
+
+
+def test_admin_api_invites_lists_and_approves(sqlite_url):
+    from dialeval.service import teams
+
+    s = in_mode(sqlite_url, "approve")
+    try:
+        admin = {"Authorization": f"Bearer {teams.create_admin_token(s.db, s.clock())}"}
+        token = register(s, "api-team").json()["token"]
+        assert s.client.get("/api/admin/teams").status_code == 401
+        assert s.client.get("/api/admin/teams", headers=admin).json()[0]["approved"] is False
+        assert s.client.post("/api/admin/teams/approve", headers=admin, data={"name": "api-team"}).status_code == 200
+        assert s.submit(token).status_code == 201
+        r = s.client.post("/api/admin/invitations", headers=admin, data={"count": "3"})
+        assert r.status_code == 201 and len(r.json()["codes"]) == 3
+        for bad in ("0", "10001", str(2**70), "x"):
+            assert s.client.post("/api/admin/invitations", headers=admin, data={"count": bad}).status_code == 422
+    finally:
+        s.close()
+
+
+def test_an_unknown_mode_is_refused(sqlite_url, capsys):
+    assert cli(["serve", "--registration", "closed", "--database-url", sqlite_url]) == 2
+    assert "registration mode 'closed' is not allowed; allowed are open, invite, approve" in capsys.readouterr().err
+    with pytest.raises(Exception, match="registration mode"):
+        create_app(Settings(database_url=sqlite_url, registration="closed"))
+
+
+def test_rate_limit_per_address_is_shared_by_every_worker(db_url):
+    s = Service(db_url)
+    other = TestClient(create_app(s.settings, s.db))  # a second worker on the same database
+    try:
+        for i in range(ratelimit.REGISTRATIONS):
+            client = s.client if i % 2 else other
+            assert client.post("/api/teams", json={"name": f"team {i}"}).status_code == 201
+        r = s.client.post("/api/teams", json={"name": "one too many"})
+        assert r.status_code == 429 and int(r.headers["Retry-After"]) == 3600
+        assert other.post("/register", data={"name": "by page"}).status_code == 429
+        s.clock.t += timedelta(minutes=30)
+        assert s.client.post("/api/teams", json={"name": "still"}).status_code == 429
+        s.clock.t += timedelta(minutes=31)
+        assert s.client.post("/api/teams", json={"name": "later"}).status_code == 201
+        assert ratelimit.attempts(s.db, "testclient") == 1  # older attempts pruned
+    finally:
+        other.close()
+        s.close()
+
+
+def test_the_rate_limit_rule():
+    from datetime import UTC, datetime
+
+    t = datetime(2026, 5, 1, 10, tzinfo=UTC)
+    earlier = [t - timedelta(minutes=m) for m in (59, 30, 1)]
+    assert not ratelimit.decide(t, earlier, limit=3).allowed
+    assert ratelimit.decide(t, earlier, limit=3).retry_after == 60
+    assert ratelimit.decide(t, earlier, limit=4).allowed
+    assert ratelimit.decide(t + timedelta(minutes=1), earlier, limit=3).allowed
+    assert RUN  # the shared run exists for the modes' submissions
+
+
+def test_migration_0003_keeps_existing_teams_and_tasks(db_url):
+    """Teams registered before 0003 (two of them one name after case folding) keep their tokens; tasks their split."""
+    from sqlalchemy import create_engine, text
+
+    from dialeval.service import migrate
+    from dialeval.service.db import Database, Task, Team
+
+    eng = create_engine(db_url)
+    migrate.upgrade(eng, "0002")
+    with eng.begin() as c:
+        for i, name in enumerate(("TeamA", "teama", "TeamА")):
+            c.execute(text("INSERT INTO teams (name, affiliation, token_hash, created_at) VALUES "
+                           "(:n, '', :h, '2026-01-01 00:00:00')"), {"n": name, "h": f"{i:064d}"})
+        c.execute(text("INSERT INTO tasks (name, subtask, columns, rank_by, n_dialogues, public_ids, "
+                       "public_fraction, seed, daily_limit, total_limit, created_at, gold_name, gold_sha256) VALUES "
+                       "('old', 'quality', '[]', 'quality.nmd.A', 2, '[\"d1\"]', 0.5, 0, 5, 50, "
+                       "'2026-01-01 00:00:00', 'g.json', :h)"), {"h": "0" * 64})
+    eng.dispose()
+    db = Database(db_url)  # upgrades to head
+    try:
+        with db.read() as s:
+            rows = s.query(Team).order_by(Team.id).all()
+            task = s.query(Task).one()
+        assert [t.name for t in rows] == ["TeamA", "teama", "TeamА"]
+        assert rows[0].name_key == "teama" and rows[1].name_key.startswith("teama#")
+        assert all(t.approved_at == t.created_at for t in rows)
+        assert task.seed == 0 and task.split_secret is None and task.public_ids == ["d1"]
+    finally:
+        db.dispose()
+
+
+def test_the_mode_comes_from_the_environment(sqlite_url, monkeypatch):
+    monkeypatch.setenv("DIALEVAL_REGISTRATION", "approve")
+    s = Settings(database_url=sqlite_url)
+    assert s.registration == "approve"
+    client = TestClient(create_app(s))
+    try:
+        r = client.post("/api/teams", json={"name": "from-env"})
+        assert r.status_code == 201 and r.json()["approved"] is False
+        assert "approve each team" in client.get("/").text
+    finally:
+        client.close()
+        client.app.state.db.dispose()
