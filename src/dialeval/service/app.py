@@ -20,6 +20,7 @@ from dialeval import __version__
 from dialeval.errors import DialevalError
 from dialeval.service import leaderboard as boards
 from dialeval.service import submissions, tasks, teams
+from dialeval.service.collection.routes import collection_router
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError
@@ -179,4 +180,5 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
                 return page(request, "error.html", e2.status, error=e2.message)
         return task_page(request, task, None, "team", 201, result=result, team=team.name)
 
+    app.include_router(collection_router(db, settings))
     return app
