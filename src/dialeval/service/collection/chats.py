@@ -72,10 +72,15 @@ def create_collection(db: Database, name: str, engine_spec: str | None, now: dat
 
 
 def get_collection(db: Database, name: str) -> Collection:
+    """The collection called ``name`` (kept per process once found: a collection's settings never change)."""
+    cache = db.__dict__.setdefault("_dialeval_collections", {})
+    if name in cache:
+        return cache[name]
     with db.read() as s:
         c = s.scalar(select(Collection).where(Collection.name == name))
     if c is None:
         raise NotFound(f"no collection named {name!r}")
+    cache[name] = c
     return c
 
 
@@ -124,6 +129,10 @@ def _own(s, c: Collection, inv: Invitation, session_id: int, lock: bool = False)
     if sess is None:
         raise NotFound(f"no chat {session_id} of yours in this collection")
     return sess
+
+
+def _turns(s, session_id: int) -> list[ChatTurn]:
+    return list(s.scalars(select(ChatTurn).where(ChatTurn.session_id == session_id).order_by(ChatTurn.position)))
 
 
 def _speakers(s, session_id: int) -> list[str]:
@@ -205,36 +214,42 @@ def touch(db: Database, c: Collection, inv: Invitation, session_id: int, now: da
         _seen(sess, role_in(sess, inv, c.human_human), now)
 
 
-def add_turn(db: Database, c: Collection, inv: Invitation, session_id: int, text: str, now: datetime) -> ChatTurn:
-    """Store a participant's turn (committed before any engine is asked); ends the chat at its turn limit."""
+def add_turn(db: Database, c: Collection, inv: Invitation, session_id: int, text: str,
+             now: datetime) -> tuple[ChatSession, list[ChatTurn]]:
+    """Store a participant's turn (committed before any engine is asked); ends the chat at its turn limit.
+
+    Returns the session and all its turns, the new one last.
+    """
     text = sessions.clean_utterance(text)
     with db.write() as s:
         sess = _own(s, c, inv, session_id, lock=True)
         role = role_in(sess, inv, c.human_human)
-        speakers = _speakers(s, sess.id)
-        sessions.check_turn(c.human_human, sess.status, speakers, role, c.max_turns)
-        turn = ChatTurn(session_id=sess.id, position=len(speakers) + 1, speaker=role, utterance=text,
-                        created_at=now)
+        rows = _turns(s, sess.id)
+        sessions.check_turn(c.human_human, sess.status, [t.speaker for t in rows], role, c.max_turns)
+        turn = ChatTurn(session_id=sess.id, position=len(rows) + 1, speaker=role, utterance=text, created_at=now)
         s.add(turn)
-        _seen(sess, role, now)
-        if sessions.limit_reached(len(speakers) + 1, c.max_turns):
+        if sessions.limit_reached(len(rows) + 1, c.max_turns):
             sess.status, sess.ended_at, sess.end_reason = "ended", now, f"reached {c.max_turns} turns"
-    return turn
+    return sess, [*rows, turn]
 
 
-def answer(db: Database, c: Collection, inv: Invitation, session_id: int,
-           clock: Callable[[], datetime]) -> tuple[ChatTurn | None, str]:
+def answer(db: Database, c: Collection, inv: Invitation, session_id: int, clock: Callable[[], datetime],
+           known: tuple[ChatSession, list[ChatTurn]] | None = None) -> tuple[ChatSession, ChatTurn | None, str]:
     """Ask the engine for the reply a human-machine chat waits for, and store it.
 
-    Returns ``(turn, "")``, or ``(None, message)`` when the engine failed (the message is kept on the
-    session until a reply arrives), or ``(None, "")`` when no reply is awaited.
+    ``known``: the session and its turns as :func:`add_turn` returned them (else they are read). Returns
+    ``(session, turn, "")``, or ``(session, None, message)`` when the engine failed (the message is kept on
+    the session until a reply arrives), or ``(session, None, "")`` when no reply is awaited.
     """
-    with db.read() as s:
-        sess = _own(s, c, inv, session_id)
-        rows = list(s.scalars(select(ChatTurn).where(ChatTurn.session_id == sess.id).order_by(ChatTurn.position)))
+    if known is None:
+        with db.read() as s:
+            sess = _own(s, c, inv, session_id)
+            rows = _turns(s, sess.id)
+    else:
+        sess, rows = known
     speakers = [t.speaker for t in rows]
     if c.human_human or not sessions.awaiting_reply(False, sess.status, speakers, c.max_turns):
-        return None, ""
+        return sess, None, ""
     dialogue = Dialogue(sessions.dialogue_id(c.engine_name, sess.number),
                         [Turn(t.speaker.lower(), [t.utterance]) for t in rows])
     t0 = time.perf_counter()
@@ -253,17 +268,17 @@ def answer(db: Database, c: Collection, inv: Invitation, session_id: int,
         sess = _own(s, c, inv, session_id, lock=True)
         now_speakers = _speakers(s, sess.id)
         if now_speakers != speakers or not sessions.awaiting_reply(False, sess.status, now_speakers, c.max_turns):
-            return None, ""  # answered meanwhile (a retry), or ended
+            return sess, None, ""  # answered meanwhile (a retry), or ended
         if text is None:
             sess.engine_error = error[:500]
-            return None, error
+            return sess, None, error
         turn = ChatTurn(session_id=sess.id, position=len(speakers) + 1, speaker="SYSTEM", utterance=text,
                         created_at=now, engine_ms=engine_ms)
         s.add(turn)
         sess.engine_error = ""
         if sessions.limit_reached(len(speakers) + 1, c.max_turns):
             sess.status, sess.ended_at, sess.end_reason = "ended", now, f"reached {c.max_turns} turns"
-    return turn, ""
+    return sess, turn, ""
 
 
 def end_session(db: Database, c: Collection, inv: Invitation, session_id: int, now: datetime) -> ChatSession:

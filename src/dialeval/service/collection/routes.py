@@ -65,15 +65,15 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
     pages = Jinja2Templates(directory=str(files("dialeval.service") / "templates"))
     pages.env.globals["version"] = __version__
 
-    def reply_payload(c, inv, sid: int, after: int) -> dict:
-        sess, turns = chats.get_session(db, c, inv, sid, after=after)
-        return chats.session_state(c, sess, turns, inv, clock())
-
-    def with_reply(c, inv, sid: int, after: int) -> JSONResponse:
-        """Ask the engine (if a reply is awaited); 201 with the reply, 202 with the error when it failed."""
-        _turn, error = chats.answer(db, c, inv, sid, clock)
-        state = reply_payload(c, inv, sid, after)
-        return JSONResponse(state, status_code=202 if error else 201)
+    def with_reply(c, inv, sid: int, after: int, known=None) -> JSONResponse:
+        """Ask the engine (if a reply is awaited); 201 with the turns after ``after`` (the reply among them),
+        202 with ``engine_error`` when the engine failed."""
+        sess, reply, error = chats.answer(db, c, inv, sid, clock, known)
+        if known is None:
+            sess, turns = chats.get_session(db, c, inv, sid, after=after)
+        else:
+            turns = [t for t in known[1] if t.position > after] + ([reply] if reply is not None else [])
+        return JSONResponse(chats.session_state(c, sess, turns, inv, clock()), status_code=202 if error else 201)
 
     # ---- JSON API -------------------------------------------------------------------------------
     @router.get("/api/collections/{name}", tags=["collection"])
@@ -102,8 +102,8 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
         """Send a turn. Human-machine: the engine's reply is in the answer's ``turns`` (201), or, when the
         engine failed, ``engine_error`` says why (202: the turn is saved; call ``retry``)."""
         c, inv = chats.participant(db, name, _code(cred))
-        turn = chats.add_turn(db, c, inv, sid, body.utterance, clock())
-        return with_reply(c, inv, sid, turn.position - 1)
+        sess, turns = chats.add_turn(db, c, inv, sid, body.utterance, clock())
+        return with_reply(c, inv, sid, turns[-1].position - 1, (sess, turns))
 
     @router.post("/api/collections/{name}/sessions/{sid}/retry", status_code=201, tags=["collection"])
     def retry(name: str, sid: int, cred: Code, after: int = 0) -> JSONResponse:
