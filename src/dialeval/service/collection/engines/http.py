@@ -3,6 +3,7 @@ by ``{"utterance": "..."}`` (COLLECT.md)."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -13,6 +14,17 @@ from dialeval.errors import DialevalError
 from dialeval.service.collection.engines import EngineError, history
 
 MAX_REPLY = 4000
+_client: httpx.Client | None = None
+_client_lock = threading.Lock()
+
+
+def client() -> httpx.Client:
+    """One HTTP client per process (its connections are kept open and reused by every engine call)."""
+    global _client
+    with _client_lock:
+        if _client is None:
+            _client = httpx.Client(limits=httpx.Limits(max_connections=100, max_keepalive_connections=20))
+        return _client
 
 
 def check_url(url: str, spec: str) -> str:
@@ -26,7 +38,7 @@ def check_url(url: str, spec: str) -> str:
 def post_json(url: str, body: dict, timeout_s: float, what: str, headers: dict | None = None) -> object:
     """POST ``body`` and return the decoded JSON answer; every failure is one :class:`EngineError`."""
     try:
-        r = httpx.post(url, json=body, timeout=timeout_s, headers=headers or {})
+        r = client().post(url, json=body, timeout=timeout_s, headers=headers or {})
     except httpx.TimeoutException:
         raise EngineError(f"{what} did not answer within {timeout_s:g} s") from None
     except httpx.HTTPError as e:
