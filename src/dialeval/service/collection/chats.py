@@ -12,6 +12,8 @@ transactions (:meth:`dialeval.service.db.Database.write`), so it holds across wo
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -101,6 +103,17 @@ def engine_of(c: Collection):
     if key not in _engines:
         _engines[key] = make_engine(*key)
     return _engines[key]
+
+
+def warm(c: Collection) -> None:
+    """Build the collection's engine in the background (a retrieval index takes seconds), if not built yet."""
+    if not c.human_human and (c.engine_spec, c.engine_model, c.engine_timeout_s) not in _engines:
+        threading.Thread(target=_warm, args=(c,), daemon=True).start()
+
+
+def _warm(c: Collection) -> None:
+    with contextlib.suppress(Exception):  # the first reply reports any problem to the participant
+        engine_of(c)
 
 
 # ---------------------------------------------------------------------------------------------- participants

@@ -87,6 +87,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
         """Start a chat (or get back the open one). Human-human: ``status`` is ``waiting`` until paired."""
         c, inv = chats.participant(db, name, _code(cred))
         sess = chats.start_session(db, c, _code(cred), body.name, clock())
+        chats.warm(c)
         _s, turns = chats.get_session(db, c, inv, sess.id)
         return chats.session_state(c, sess, turns, inv, clock())
 
