@@ -148,3 +148,27 @@ def test_create_collection_checks(ch):
         chats.create_collection(ch.db, "cx", "builtin:echo", now)
     with ch.db.read() as s:
         assert s.scalars(select(ChatSession)).all() == []
+
+
+def test_hostile_input_is_refused_never_a_server_error(ch):
+    [code] = ch.collection(n_codes=1)
+    sid = ch.start(code).json()["id"]
+    big = 10**20
+    for method, path, body in (
+            ("GET", f"/api/collections/c1/sessions/{big}", None),
+            ("GET", f"/api/collections/c1/sessions/{2**63}", None),
+            ("GET", "/api/collections/c1/sessions/-1", None),
+            ("GET", f"/api/collections/c1/sessions/{sid}?after={big}", None),
+            ("POST", f"/api/collections/c1/sessions/{2**40}/turns", {"utterance": "x"}),
+            ("POST", f"/api/collections/c1/sessions/{sid}/retry?after={2**40}", None),
+            ("POST", "/api/collections/c1/sessions", {"name": "a" * 10000}),
+            ("POST", "/api/collections/c1/sessions", {"name": None}),
+            ("POST", f"/api/collections/c1/sessions/{sid}/turns", {"utterance": ["x"]})):
+        r = ch.call(method, path, code, body)
+        assert r.status_code == 422, (path, r.status_code, r.text)
+    assert ch.call("GET", "/api/collections/" + "x" * 5000, code).status_code == 401
+    r = ch.client.post(f"/api/collections/c1/sessions/{sid}/turns", content=b'{"utterance": "a\\ud800"}',
+                       headers={"Authorization": f"Bearer {code}", "Content-Type": "application/json"})
+    assert r.status_code == 422 and "lone surrogate" in r.text
+    r = ch.client.post("/collections/c1/join", data={"code": "x" * 100_000, "csrf": "a"})
+    assert r.status_code == 403

@@ -26,7 +26,7 @@ import contextlib
 from importlib.resources import files
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Form, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Depends, Form, Path, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -42,6 +42,8 @@ from dialeval.service.errors import ServiceError
 
 bearer = HTTPBearer(auto_error=False, description="A participant's invitation code for this collection.")
 Code = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+SessionId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The chat's id.")]
+After = Annotated[int, Query(ge=0, le=2**31 - 1, description="Only turns after this position (0: all).")]
 WS_POLL_S = 0.25
 WS_AUTH_TIMEOUT_S = 10.0
 
@@ -92,14 +94,14 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
         return chats.session_state(c, sess, turns, inv, clock())
 
     @router.get("/api/collections/{name}/sessions/{sid}", tags=["collection"])
-    def get(name: str, sid: int, cred: Code, after: int = 0) -> dict:
+    def get(name: str, sid: SessionId, cred: Code, after: After = 0) -> dict:
         """The chat and its turns after position ``after`` (0: all)."""
         c, inv = chats.participant(db, name, _code(cred))
         sess, turns = chats.get_session(db, c, inv, sid, clock(), after=after)
         return chats.session_state(c, sess, turns, inv, clock())
 
     @router.post("/api/collections/{name}/sessions/{sid}/turns", status_code=201, tags=["collection"])
-    def send(name: str, sid: int, body: TurnIn, cred: Code) -> JSONResponse:
+    def send(name: str, sid: SessionId, body: TurnIn, cred: Code) -> JSONResponse:
         """Send a turn. Human-machine: the engine's reply is in the answer's ``turns`` (201), or, when the
         engine failed, ``engine_error`` says why (202: the turn is saved; call ``retry``)."""
         c, inv = chats.participant(db, name, _code(cred))
@@ -107,13 +109,13 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
         return with_reply(c, inv, sid, turns[-1].position - 1, (sess, turns))
 
     @router.post("/api/collections/{name}/sessions/{sid}/retry", status_code=201, tags=["collection"])
-    def retry(name: str, sid: int, cred: Code, after: int = 0) -> JSONResponse:
+    def retry(name: str, sid: SessionId, cred: Code, after: After = 0) -> JSONResponse:
         """Ask the engine again for the reply the chat waits for (turns after ``after`` come back)."""
         c, inv = chats.participant(db, name, _code(cred))
         return with_reply(c, inv, sid, after)
 
     @router.post("/api/collections/{name}/sessions/{sid}/end", tags=["collection"])
-    def end(name: str, sid: int, cred: Code) -> dict:
+    def end(name: str, sid: SessionId, cred: Code) -> dict:
         """End the chat (a chat also ends by itself at its turn limit)."""
         c, inv = chats.participant(db, name, _code(cred))
         sess = chats.end_session(db, c, inv, sid, clock())

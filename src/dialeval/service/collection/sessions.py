@@ -37,7 +37,7 @@ WAIT_ALIVE = timedelta(seconds=30)
 
 _ENGINE_NAME = re.compile(r"^[A-Za-z](?:[A-Za-z0-9.-]{0,30}[A-Za-z.-])?$")
 _PERSON = re.compile(r"^[^\W_](?:[^\W_]|[ .'-]){0,38}(?<=[^\W_])$|^$")
-_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
 def roles(human_human: bool) -> tuple[str, str]:
@@ -122,5 +122,6 @@ def clean_utterance(text: object) -> str:
     if len(text) > MAX_UTTERANCE:
         raise Invalid(f"the utterance has {len(text)} characters; at most {MAX_UTTERANCE} are allowed")
     if _CTRL.search(text):
-        raise Invalid("the utterance holds a control character; remove it")
+        raise Invalid("the utterance holds a control character or a lone surrogate, which XML cannot carry; "
+                      "remove it")
     return text
