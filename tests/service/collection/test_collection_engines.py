@@ -9,7 +9,6 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from collection_support import Chats
 from sqlalchemy import select
 
 from dialeval.corpus import Dialogue, Turn
@@ -79,12 +78,6 @@ def engine():
     yield e
     e.close()
 
-
-@pytest.fixture
-def ch(db_url):
-    c = Chats(db_url)
-    yield c
-    c.close()
 
 
 def _turns(ch) -> list[tuple]:

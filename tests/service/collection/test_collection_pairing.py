@@ -5,18 +5,9 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-from collection_support import Chats
 from sqlalchemy import select
 
 from dialeval.service.collection.tables import ChatSession
-
-
-@pytest.fixture
-def ch(db_url):
-    c = Chats(db_url)
-    yield c
-    c.close()
 
 
 def test_pairing_is_exact_under_concurrency(ch):

@@ -15,13 +15,6 @@ from dialeval.io.wochat import read_wochat
 from dialeval.service.collection.export import collection_corpus, export_chats
 
 
-@pytest.fixture
-def ch(db_url):
-    c = Chats(db_url)
-    yield c
-    c.close()
-
-
 def _chat(ch, code, name, lines, collection="c1", end=True):
     sid = ch.start(code, name, collection).json()["id"]
     for text in lines:

@@ -7,19 +7,11 @@ import re
 import threading
 
 import pytest
-from collection_support import Chats
 from sqlalchemy import select
 
 from dialeval.service import invitations, teams
 from dialeval.service.collection import chats
 from dialeval.service.collection.tables import ChatSession, ChatTurn
-
-
-@pytest.fixture
-def ch(db_url):
-    c = Chats(db_url)
-    yield c
-    c.close()
 
 
 def test_a_chat_from_start_to_end(ch):
