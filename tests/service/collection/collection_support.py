@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 from service_support import FakeClock
@@ -45,6 +46,23 @@ class Chats:
     def end(self, code: str, sid: int, collection: str = "c1"):
         self.tick()
         return self.call("POST", f"/api/collections/{collection}/sessions/{sid}/end", code)
+
+    def start_all(self, codes: list[str], collection: str = "c1") -> dict[str, dict]:
+        """Start a chat for every code at once (one thread each); each code's answer (all must be 201)."""
+        got: dict[str, dict] = {}
+
+        def go(code: str) -> None:
+            r = self.start(code, "", collection)
+            got[code] = r.json() if r.status_code == 201 else {"error": r.status_code, "text": r.text}
+
+        threads = [threading.Thread(target=go, args=(c,)) for c in codes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        bad = [v for v in got.values() if "error" in v]
+        assert not bad and len(got) == len(codes), bad
+        return got
 
     def close(self) -> None:
         self.client.close()

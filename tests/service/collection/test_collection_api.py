@@ -4,7 +4,6 @@ limits, who may call what, the join form (CSRF) and escaping."""
 from __future__ import annotations
 
 import re
-import threading
 
 import pytest
 from sqlalchemy import select
@@ -71,22 +70,7 @@ def test_refusals(ch):
 
 def test_numbers_follow_start_order_under_concurrency(ch):
     codes = ch.collection(n_codes=12)
-    results, errors = [], []
-
-    def go(code):
-        try:
-            r = ch.start(code)
-            assert r.status_code == 201, r.text
-            results.append(r.json()["dialogue_id"])
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=go, args=(c,)) for c in codes]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    results = [s["dialogue_id"] for s in ch.start_all(codes).values()]
     assert sorted(results) == [f"echo{i:05d}" for i in range(12)]
 
 

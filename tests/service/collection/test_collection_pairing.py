@@ -3,8 +3,6 @@ waiting person who left is not paired, and the chat over the WebSocket (Starlett
 
 from __future__ import annotations
 
-import threading
-
 from sqlalchemy import select
 
 from dialeval.service.collection.tables import ChatSession
@@ -12,22 +10,7 @@ from dialeval.service.collection.tables import ChatSession
 
 def test_pairing_is_exact_under_concurrency(ch):
     codes = ch.collection("hh", None, n_codes=21, human_human=True)
-    got, errors = {}, []
-
-    def go(code):
-        try:
-            r = ch.start(code, "", "hh")
-            assert r.status_code == 201, r.text
-            got[code] = r.json()["id"]
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=go, args=(c,)) for c in codes]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == [] and len(got) == 21
+    got = {code: state["id"] for code, state in ch.start_all(codes, "hh").items()}
     with ch.db.read() as s:
         rows = s.scalars(select(ChatSession)).all()
     active = [r for r in rows if r.status == "active"]
