@@ -227,14 +227,17 @@ def touch(db: Database, c: Collection, inv: Invitation, session_id: int, now: da
         _seen(sess, role_in(sess, inv, c.human_human), now)
 
 
-def add_turn(db: Database, c: Collection, inv: Invitation, session_id: int, text: str,
-             now: datetime) -> tuple[ChatSession, list[ChatTurn]]:
+def add_turn(db: Database, c: Collection, who: Invitation | str | None, session_id: int, text: str,
+             now: datetime) -> tuple[Invitation, ChatSession, list[ChatTurn]]:
     """Store a participant's turn (committed before any engine is asked); ends the chat at its turn limit.
 
-    Returns the session and all its turns, the new one last.
+    ``who`` is the participant's invitation, or their code: then it is checked in the same transaction
+    (one database round trip less on the path of every turn). Returns the invitation, the session and all
+    its turns, the new one last.
     """
-    text = sessions.clean_utterance(text)
     with db.write() as s:
+        inv = who if isinstance(who, Invitation) else invitations.consume(s, who, KIND, now, target=c.name)
+        text = sessions.clean_utterance(text)
         sess = _own(s, c, inv, session_id, lock=True)
         role = role_in(sess, inv, c.human_human)
         rows = _turns(s, sess.id)
@@ -243,7 +246,7 @@ def add_turn(db: Database, c: Collection, inv: Invitation, session_id: int, text
         s.add(turn)
         if sessions.limit_reached(len(rows) + 1, c.max_turns):
             sess.status, sess.ended_at, sess.end_reason = "ended", now, f"reached {c.max_turns} turns"
-    return sess, [*rows, turn]
+    return inv, sess, [*rows, turn]
 
 
 def answer(db: Database, c: Collection, inv: Invitation, session_id: int, clock: Callable[[], datetime],

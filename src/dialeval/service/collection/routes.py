@@ -104,8 +104,8 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
     def send(name: str, sid: SessionId, body: TurnIn, cred: Code) -> JSONResponse:
         """Send a turn. Human-machine: the engine's reply is in the answer's ``turns`` (201), or, when the
         engine failed, ``engine_error`` says why (202: the turn is saved; call ``retry``)."""
-        c, inv = chats.participant(db, name, _code(cred))
-        sess, turns = chats.add_turn(db, c, inv, sid, body.utterance, clock())
+        c = chats.get_collection(db, name)
+        inv, sess, turns = chats.add_turn(db, c, _code(cred), sid, body.utterance, clock())
         return with_reply(c, inv, sid, turns[-1].position - 1, (sess, turns))
 
     @router.post("/api/collections/{name}/sessions/{sid}/retry", status_code=201, tags=["collection"])
