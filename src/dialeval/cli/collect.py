@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import err
+from dialeval.cli._common import err, out
 from dialeval.cli.admin import DbOption, _db, _service_call, admin_app
 from dialeval.errors import DialevalError
 from dialeval.service.config import utcnow
@@ -79,6 +79,14 @@ def export_chats_cmd(name: str = typer.Argument(...),
     report = _service_call(export_chats, _db(database_url_), name, out_dir)
     for line in report.lines():
         err.print(line, markup=False)
+
+
+@admin_app.command("collection-status")
+def collection_status_cmd(name: str = typer.Argument(...), database_url_: str | None = DbOption) -> None:
+    """A collection's settings, its chats by status, turns, and invitation codes made and used, as JSON."""
+    from dialeval.service.collection import chats
+
+    out.print_json(data=_service_call(chats.collection_status, _db(database_url_), name))
 
 
 def register(app: typer.Typer) -> None:

@@ -4,6 +4,7 @@ read_corpus gives back exactly collection_corpus; the admin commands."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -109,6 +110,10 @@ def test_admin_commands(db_url, tmp_path, capsys):
         ch.close()
     assert cli(["admin", "export-chats", "demo", "--out", str(tmp_path / "x"), *db]) == 0
     assert "wrote 1 dialogue(s), 4 turn(s)" in capsys.readouterr().err
+    assert cli(["admin", "collection-status", "demo", *db]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["chats"] == {"waiting": 0, "active": 0, "ended": 1, "abandoned": 0} and status["turns"] == 4
+    assert status["codes"] == {"created": 3, "used": 1, "revoked": 0} and status["engine_name"] == "IRIS"
     assert cli(["corpus", "stats", str(tmp_path / "x")]) == 0
     assert cli(["admin", "create-collection", "demo", "--engine", "builtin:echo", *db]) == 2
     assert "exists already" in capsys.readouterr().err

@@ -309,6 +309,21 @@ def end_session(db: Database, c: Collection, inv: Invitation, session_id: int, n
     return sess
 
 
+def collection_status(db: Database, name: str) -> dict:
+    """What an organiser sees of a collection: its settings, chats by status, turns, and codes used."""
+    c = get_collection(db, name)
+    with db.read() as s:
+        by_status = dict(s.execute(select(ChatSession.status, func.count()).where(ChatSession.collection_id == c.id)
+                                   .group_by(ChatSession.status)).all())
+        turns = s.scalar(select(func.count()).select_from(ChatTurn).join(ChatSession)
+                         .where(ChatSession.collection_id == c.id))
+        failing = s.scalar(select(func.count()).select_from(ChatSession).where(
+            ChatSession.collection_id == c.id, ChatSession.status == "active", ChatSession.engine_error != ""))
+    return {**collection_info(c), "engine": c.engine_spec, "chats": {k: by_status.get(k, 0) for k in sessions.STATUSES},
+            "turns": turns, "waiting_for_engine_after_error": failing,
+            "codes": invitations.counts(db, KIND, c.name)}
+
+
 def session_state(c: Collection, sess: ChatSession, turns: list[ChatTurn], inv: Invitation,
                   now: datetime | None = None) -> dict:
     """What the page and the API show of a chat, from one participant's side."""

@@ -155,7 +155,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             with contextlib.suppress(Exception):
                 await websocket.send_json({"type": "error", "detail": e.message, "status": e.status})
                 await websocket.close(code=4000 + e.status, reason=e.message[:120])
-        except _Closed:
+        except (_Closed, WebSocketDisconnect):
             pass
         finally:
             task.cancel()
