@@ -1,11 +1,22 @@
-"""Human-human collection: pairing as people arrive (exact under concurrency, on SQLite and PostgreSQL), a
-waiting person who left is not paired, and the chat over the WebSocket (Starlette's TestClient)."""
+"""Human-human collection: pairing as people arrive (exact under concurrency, on SQLite and PostgreSQL, also
+across two worker processes), a waiting person who left is not paired, and the chat over the WebSocket
+(Starlette's TestClient)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+from collection_support import Chats
+from service_support import free_port
 from sqlalchemy import select
 
 from dialeval.service.collection.tables import ChatSession
+from dialeval.service.db import Database
 
 
 def test_pairing_is_exact_under_concurrency(ch):
@@ -78,3 +89,52 @@ def test_chat_over_the_websocket(ch):
             for w in (w1, w2):
                 s = _until(w, "state", lambda m: m["session"]["status"] == "ended")["session"]
                 assert s["end_reason"] == "ended by USER2"
+
+
+def test_pairing_is_exact_across_worker_processes(db_url):
+    """`dialeval serve --workers 2`: people arriving at once on two processes are paired exactly once."""
+    ch = Chats(db_url)
+    try:
+        codes = ch.collection("hh", None, n_codes=20, human_human=True)
+    finally:
+        ch.close()
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-m", "dialeval", "serve", "--database-url", db_url, "--port", str(port),
+                             "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(base + "/api/tasks", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline and proc.poll() is None, "the server did not start"
+            time.sleep(0.2)
+        got: dict[str, int] = {}
+
+        def go(code: str) -> None:
+            r = httpx.post(f"{base}/api/collections/hh/sessions", json={"name": ""}, timeout=30,
+                           headers={"Authorization": f"Bearer {code}"})
+            got[code] = r.status_code
+
+        threads = [threading.Thread(target=go, args=(c,)) for c in codes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert sorted(set(got.values())) == [201] and len(got) == 20
+    db = Database(db_url)
+    try:
+        with db.read() as s:
+            rows = s.scalars(select(ChatSession)).all()
+    finally:
+        db.dispose()
+    assert sorted(r.status for r in rows) == ["active"] * 10
+    people = [p for r in rows for p in (r.user1_invitation_id, r.user2_invitation_id)]
+    assert len(set(people)) == 20 and sorted(r.number for r in rows) == list(range(10))
