@@ -72,11 +72,13 @@ def invite_cmd(name: str = typer.Argument(..., help="The collection the codes op
 def export_chats_cmd(name: str = typer.Argument(...),
                      out_dir: Path = typer.Option(..., "--out", help="New folder for the WOCHAT XML files "
                                                   "(one ID.xml per chat)."),
+                     unfinished: bool = typer.Option(False, "--unfinished", help="Also the chats still open "
+                                                     "(participants who left without ending them)."),
                      database_url_: str | None = DbOption) -> None:
     """Write the collection's ended chats as WOCHAT XML (read back by any dialeval command)."""
     from dialeval.service.collection.export import export_chats
 
-    report = _service_call(export_chats, _db(database_url_), name, out_dir)
+    report = _service_call(export_chats, _db(database_url_), name, out_dir, unfinished=unfinished)
     for line in report.lines():
         err.print(line, markup=False)
 

@@ -62,6 +62,9 @@ def test_export_follows_the_wochat_rules_and_reads_back(ch, tmp_path):
     assert d0.meta["names"] == {"SYSTEM": "Iris", "USER": "Ann"}
     assert [t.meta["id"] for t in d0.turns] == [1, 2, 3, 4]
     assert d0.turns[0].meta["tags"] == [{"tag": "timestamp", "attrib": {}, "text": "2026-03-01T12:00:01Z"}]
+    # Unfinished chats on request, with the number they got at their start.
+    export_chats(ch.db, "c1", tmp_path / "all", unfinished=True)
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == ["Iris00000.xml", "Iris00001.xml", "Iris00002.xml"]
     # Ids never change: a later export holds the same ids (and the folder must be new).
     with pytest.raises(dialeval.DialevalError, match="not empty"):
         export_chats(ch.db, "c1", tmp_path / "out")

@@ -61,8 +61,10 @@ def _dialogue(c: Collection, sess: ChatSession, turns: list[ChatTurn]) -> Dialog
                     meta={"timestamp": stamp(sess.started_at), "names": names})
 
 
-def collection_corpus(db: Database, name: str) -> Corpus:
+def collection_corpus(db: Database, name: str, *, unfinished: bool = False) -> Corpus:
     """The ended chats (with at least one turn) of collection ``name``, in order of start, as a Corpus.
+
+    ``unfinished=True`` adds the chats still open (a participant who left without ending), as they are.
 
     Senders are ``user``/``system`` (human-human ``user1``/``user2``); ``dialogue.meta`` holds ``names`` and
     ``timestamp``, ``turn.meta`` the turn ``id`` and its ``timestamp`` tag: the content of the XML export.
@@ -73,14 +75,15 @@ def collection_corpus(db: Database, name: str) -> Corpus:
         No collection of that name.
     """
     c = get_collection(db, name)
+    statuses = ("ended", "active") if unfinished else ("ended",)
     with db.read() as s:
         chats = list(s.scalars(select(ChatSession).where(ChatSession.collection_id == c.id,
-                                                         ChatSession.status == "ended",
+                                                         ChatSession.status.in_(statuses),
                                                          ChatSession.number.is_not(None))
                                .order_by(ChatSession.number)))
         by_session: dict[int, list[ChatTurn]] = {x.id: [] for x in chats}
         for t in s.scalars(select(ChatTurn).join(ChatSession, ChatSession.id == ChatTurn.session_id)
-                           .where(ChatSession.collection_id == c.id, ChatSession.status == "ended")
+                           .where(ChatSession.collection_id == c.id, ChatSession.status.in_(statuses))
                            .order_by(ChatTurn.session_id, ChatTurn.position)):
             by_session[t.session_id].append(t)
     dialogues = [_dialogue(c, x, by_session[x.id]) for x in chats if by_session[x.id]]
@@ -88,9 +91,10 @@ def collection_corpus(db: Database, name: str) -> Corpus:
                   meta={"collection": c.name, "kind": "human-human" if c.human_human else "human-machine"})
 
 
-def export_chats(db: Database, name: str, out_dir: str | Path) -> WriteReport:
-    """Write the ended chats of collection ``name`` as WOCHAT XML, one ``ID.xml`` per dialogue in a new folder."""
-    corpus = collection_corpus(db, name)
+def export_chats(db: Database, name: str, out_dir: str | Path, *, unfinished: bool = False) -> WriteReport:
+    """Write the ended chats of collection ``name`` as WOCHAT XML, one ``ID.xml`` per dialogue in a new folder
+    (``unfinished=True``: the open ones too)."""
+    corpus = collection_corpus(db, name, unfinished=unfinished)
     if not corpus.dialogues:
         from dialeval.service.errors import Conflict
         raise Conflict(f"collection {name!r} has no finished chat yet; nothing to export")
