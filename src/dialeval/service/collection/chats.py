@@ -341,8 +341,3 @@ def session_state(c: Collection, sess: ChatSession, turns: list[ChatTurn], inv: 
 def turn_info(t: ChatTurn) -> dict:
     return {"position": t.position, "speaker": t.speaker, "utterance": t.utterance,
             "time": t.created_at.isoformat().replace("+00:00", "Z")}
-
-
-def next_speaker(db: Database, c: Collection, session_id: int) -> str:
-    with db.read() as s:
-        return sessions.next_speaker(c.human_human, _speakers(s, session_id))

@@ -180,7 +180,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
                 seen = t.position
             now = clock()
             state = chats.session_state(c, sess, [], inv, now)
-            state["next"] = await run_in_threadpool(chats.next_speaker, db, c, sid)
+            state["next"] = chats.sessions.next_speaker(c.human_human, ["?"] * seen)  # positions are 1..seen
             state.pop("turns")
             if state != last_state:
                 await websocket.send_json({"type": "state", "session": state})
