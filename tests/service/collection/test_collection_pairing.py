@@ -11,6 +11,7 @@ import threading
 import time
 
 import httpx
+import pytest
 from collection_support import Chats
 from service_support import free_port
 from sqlalchemy import select
@@ -138,3 +139,33 @@ def test_pairing_is_exact_across_worker_processes(db_url):
     assert sorted(r.status for r in rows) == ["active"] * 10
     people = [p for r in rows for p in (r.user1_invitation_id, r.user2_invitation_id)]
     assert len(set(people)) == 20 and sorted(r.number for r in rows) == list(range(10))
+
+
+def test_websocket_refusals(ch):
+    [u1] = ch.collection("hh", None, n_codes=1, human_human=True)
+    from starlette.websockets import WebSocketDisconnect
+
+    for first in ("not json", '{"type": "turn", "utterance": "hi"}', "[1, 2]"):
+        with ch.client.websocket_connect("/api/collections/hh/ws") as w:
+            w.send_text(first)
+            with pytest.raises(WebSocketDisconnect) as e:
+                w.receive_json()
+            assert e.value.code == 4401
+    with ch.client.websocket_connect("/api/collections/hh/ws") as w:
+        w.send_json({"type": "auth", "code": u1, "name": "<script>"})
+        m = w.receive_json()
+        assert m["type"] == "error" and m["status"] == 422 and "nickname" in m["detail"]
+    with ch.client.websocket_connect("/api/collections/hh/ws") as w:
+        w.send_json({"type": "auth", "code": u1})
+        assert _until(w, "state")["session"]["status"] == "waiting"
+        for bad in ({"type": "turn", "utterance": "too early"}, {"type": "nope"}, {"type": "turn", "utterance": 5}):
+            w.send_json(bad)
+            assert _until(w, "error")["status"] in (409, 422)
+    # Closing the page while waiting gives the place up.
+    for _ in range(40):
+        with ch.db.read() as s:
+            statuses = [r.status for r in s.scalars(select(ChatSession))]
+        if statuses == ["abandoned"]:
+            break
+        time.sleep(0.05)
+    assert statuses == ["abandoned"]

@@ -26,6 +26,7 @@ import contextlib
 from importlib.resources import files
 from typing import Annotated
 
+import anyio
 from fastapi import APIRouter, Depends, Form, Path, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse
@@ -159,8 +160,8 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             pass
         finally:
             task.cancel()
-            if sess is not None:
-                with contextlib.suppress(ServiceError):
+            if sess is not None:  # also when the handler is cancelled: the cleanup runs shielded
+                with anyio.CancelScope(shield=True), contextlib.suppress(ServiceError):
                     await run_in_threadpool(_left, c, inv, sess.id)
 
     def _left(c, inv, sid: int) -> None:
