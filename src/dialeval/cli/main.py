@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "correlate",
     "serve",
     "admin",
+    "collect",
     "client",
     "models",
 )

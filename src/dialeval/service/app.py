@@ -22,6 +22,7 @@ from dialeval.errors import DialevalError, quote
 from dialeval.service import invitations, ratelimit, submissions, tasks, teams
 from dialeval.service import leaderboard as boards
 from dialeval.service.boundary import detail, one_file_part, validation_errors
+from dialeval.service.collection.routes import collection_router
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError
@@ -230,4 +231,5 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
                 return page(request, "error.html", e2.status, error=detail(e2.message))
         return task_page(request, task, None, "team", 201, result=result, team=team.name)
 
+    app.include_router(collection_router(db, settings))
     return app

@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
+import dialeval.service.collection.tables  # noqa: F401  (each capability's tables join Base.metadata)
 from dialeval.service.db import Base
 
 target_metadata = Base.metadata

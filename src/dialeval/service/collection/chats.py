@@ -1,0 +1,343 @@
+"""Chat collection on the database: collections, participants (invitation codes), sessions, turns, replies.
+
+The policy (whose turn, limits, pairing rules) is :mod:`.sessions`; this module applies it inside locked write
+transactions (:meth:`dialeval.service.db.Database.write`), so it holds across worker processes:
+
+- a new session takes its number (the dialogue id's 5 digits) under a lock on the collection's row, so
+  numbers follow the order of start and are never given twice;
+- human-human pairing claims a waiting session under the same lock: two people never take the same one;
+- a participant's turn is committed before the engine is asked; the reply is stored in a second
+  transaction, only if the chat still waits for it (a retry racing a slow reply adds nothing twice).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, or_, select
+
+from dialeval.corpus import Dialogue, Turn
+from dialeval.errors import DialevalError
+from dialeval.service import invitations
+from dialeval.service.collection import sessions
+from dialeval.service.collection.engines import DEFAULT_TIMEOUT_S, EngineError, default_name, make_engine
+from dialeval.service.collection.tables import ChatSession, ChatTurn, Collection
+from dialeval.service.db import Database, Invitation
+from dialeval.service.errors import Conflict, Invalid, NotFound
+from dialeval.service.tasks import TASK_NAME
+
+KIND = "collection"
+TOUCH_EVERY = timedelta(seconds=5)
+_engines: dict[tuple, object] = {}
+
+
+# ---------------------------------------------------------------------------------------------- collections
+
+
+def create_collection(db: Database, name: str, engine_spec: str | None, now: datetime, *, engine_model: str = "",
+                      engine_name: str | None = None, max_turns: int = 20, human_human: bool = False,
+                      timeout_s: float = DEFAULT_TIMEOUT_S) -> Collection:
+    """Create a collection: human-machine with the engine ``engine_spec``, or human-human.
+
+    The engine is built (and a ``builtin:retrieval`` corpus read) once here, so a bad spec fails now.
+    """
+    if not isinstance(name, str) or not TASK_NAME.fullmatch(name):
+        raise Invalid(f"collection name {name!r} is not allowed; use 1-64 of A-Z a-z 0-9 . _ - (starting with a "
+                      "letter or digit)")
+    lo, hi = sessions.MAX_TURNS_RANGE
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or not lo <= max_turns <= hi:
+        raise Invalid(f"max turns {max_turns!r} is not allowed; allowed are integers from {lo} to {hi}")
+    if human_human:
+        if engine_spec:
+            raise Invalid("a human-human collection has no engine; drop --engine or --human-human")
+        engine_spec, engine_model, engine_name = "", "", sessions.HUMAN
+    else:
+        if not engine_spec:
+            raise Invalid("a human-machine collection needs an engine (--engine), e.g. builtin:retrieval")
+        try:
+            make_engine(engine_spec, engine_model or "", timeout_s)
+        except DialevalError as e:
+            raise Invalid(str(e)) from None
+        engine_name = sessions.check_engine_name(engine_name or default_name(engine_spec))
+    with db.write() as s:
+        if s.scalar(select(Collection.id).where(Collection.name == name)) is not None:
+            raise Conflict(f"a collection named {name!r} exists already")
+        c = Collection(name=name, human_human=human_human, engine_spec=engine_spec, engine_model=engine_model or "",
+                       engine_name=engine_name, engine_timeout_s=float(timeout_s), max_turns=max_turns,
+                       created_at=now)
+        s.add(c)
+    return c
+
+
+def get_collection(db: Database, name: str) -> Collection:
+    """The collection called ``name`` (kept per process once found: a collection's settings never change)."""
+    cache = db.__dict__.setdefault("_dialeval_collections", {})
+    if name in cache:
+        return cache[name]
+    with db.read() as s:
+        c = s.scalar(select(Collection).where(Collection.name == name))
+    if c is None:
+        raise NotFound(f"no collection named {name!r}")
+    cache[name] = c
+    return c
+
+
+def list_collections(db: Database) -> list[Collection]:
+    with db.read() as s:
+        return list(s.scalars(select(Collection).order_by(Collection.id)))
+
+
+def collection_info(c: Collection) -> dict:
+    return {"name": c.name, "kind": "human-human" if c.human_human else "human-machine",
+            "engine_name": c.engine_name, "max_turns": c.max_turns,
+            "roles": list(sessions.roles(c.human_human))}
+
+
+def engine_of(c: Collection):
+    """The collection's engine (built once per process)."""
+    key = (c.engine_spec, c.engine_model, c.engine_timeout_s)
+    if key not in _engines:
+        _engines[key] = make_engine(*key)
+    return _engines[key]
+
+
+def warm(c: Collection) -> None:
+    """Build the collection's engine in the background (a retrieval index takes seconds), if not built yet."""
+    if not c.human_human and (c.engine_spec, c.engine_model, c.engine_timeout_s) not in _engines:
+        threading.Thread(target=_warm, args=(c,), daemon=True).start()
+
+
+def _warm(c: Collection) -> None:
+    with contextlib.suppress(Exception):  # the first reply reports any problem to the participant
+        engine_of(c)
+
+
+# ---------------------------------------------------------------------------------------------- participants
+
+
+def participant(db: Database, name: str, code: str | None) -> tuple[Collection, Invitation]:
+    """The collection and the invitation behind a participant's code (401 for any other code or token)."""
+    inv = invitations.check(db, code, KIND, target=name)
+    return get_collection(db, name), inv
+
+
+def role_in(sess: ChatSession, inv: Invitation, human_human: bool) -> str:
+    first, second = sessions.roles(human_human)
+    if sess.user1_invitation_id == inv.id:
+        return first if human_human else "USER"
+    if sess.user2_invitation_id == inv.id:
+        return second
+    raise NotFound(f"no chat {sess.id} of yours in this collection")
+
+
+def _own(s, c: Collection, inv: Invitation, session_id: int, lock: bool = False) -> ChatSession:
+    q = select(ChatSession).where(ChatSession.id == session_id, ChatSession.collection_id == c.id,
+                                  or_(ChatSession.user1_invitation_id == inv.id,
+                                      ChatSession.user2_invitation_id == inv.id))
+    sess = s.scalar(q.with_for_update() if lock else q)
+    if sess is None:
+        raise NotFound(f"no chat {session_id} of yours in this collection")
+    return sess
+
+
+def _turns(s, session_id: int) -> list[ChatTurn]:
+    return list(s.scalars(select(ChatTurn).where(ChatTurn.session_id == session_id).order_by(ChatTurn.position)))
+
+
+def _speakers(s, session_id: int) -> list[str]:
+    return list(s.scalars(select(ChatTurn.speaker).where(ChatTurn.session_id == session_id)
+                          .order_by(ChatTurn.position)))
+
+
+def _seen(sess: ChatSession, role: str, now: datetime | None) -> None:
+    if role in ("USER", "USER1"):
+        sess.seen1_at = now
+    else:
+        sess.seen2_at = now
+
+
+def start_session(db: Database, c: Collection, code: str, nickname: str, now: datetime) -> ChatSession:
+    """The participant's open chat if there is one, else a new one (human-human: paired, or waiting)."""
+    nickname = sessions.check_person_name(nickname)
+    with db.write() as s:
+        s.scalar(select(Collection.id).where(Collection.id == c.id).with_for_update())  # one pairing at a time
+        inv = invitations.consume(s, code, KIND, now, target=c.name)
+        mine = or_(ChatSession.user1_invitation_id == inv.id, ChatSession.user2_invitation_id == inv.id)
+        open_ = s.scalar(select(ChatSession).where(ChatSession.collection_id == c.id, mine,
+                                                   ChatSession.status.in_(("waiting", "active")))
+                         .order_by(ChatSession.id.desc()).limit(1))
+        if open_ is not None:
+            _seen(open_, role_in(open_, inv, c.human_human), now)
+            return open_
+        if c.human_human:
+            waiting = s.scalars(select(ChatSession).where(ChatSession.collection_id == c.id,
+                                                          ChatSession.status == "waiting")
+                                .order_by(ChatSession.created_at, ChatSession.id)).all()
+            for w in waiting:
+                if not sessions.is_alive(w.seen1_at, now):
+                    w.status, w.ended_at, w.end_reason = "abandoned", now, "left before anyone joined"
+                    continue
+                w.user2_invitation_id, w.user2_name, w.seen2_at = inv.id, nickname, now
+                _begin(s, c, w, now)
+                return w
+            sess = ChatSession(collection_id=c.id, status="waiting", user1_invitation_id=inv.id,
+                               user1_name=nickname, user2_name="", created_at=now, seen1_at=now, end_reason="",
+                               engine_error="")
+            s.add(sess)
+            return sess
+        sess = ChatSession(collection_id=c.id, status="waiting", user1_invitation_id=inv.id, user1_name=nickname,
+                           user2_name="", created_at=now, seen1_at=now, end_reason="", engine_error="")
+        s.add(sess)
+        _begin(s, c, sess, now)
+        return sess
+
+
+def _begin(s, c: Collection, sess: ChatSession, now: datetime) -> None:
+    """Start a chat: the next number of the collection (under the collection's lock) and the start time."""
+    last = s.scalar(select(func.max(ChatSession.number)).where(ChatSession.collection_id == c.id))
+    number = 0 if last is None else last + 1
+    sessions.dialogue_id(c.engine_name, number)  # refuses a 6th digit
+    sess.number, sess.status, sess.started_at = number, "active", now
+    s.flush()
+
+
+def get_session(db: Database, c: Collection, inv: Invitation, session_id: int, now: datetime | None = None,
+                after: int = 0) -> tuple[ChatSession, list[ChatTurn]]:
+    """A participant's chat and its turns after position ``after``; marks them seen (at most every 5 s)."""
+    with db.read() as s:
+        sess = _own(s, c, inv, session_id)
+        turns = list(s.scalars(select(ChatTurn).where(ChatTurn.session_id == sess.id, ChatTurn.position > after)
+                               .order_by(ChatTurn.position)))
+    if now is not None and sess.status in ("waiting", "active"):
+        role = role_in(sess, inv, c.human_human)
+        seen = sess.seen1_at if role in ("USER", "USER1") else sess.seen2_at
+        if seen is None or now - seen >= TOUCH_EVERY:
+            touch(db, c, inv, session_id, now)
+    return sess, turns
+
+
+def touch(db: Database, c: Collection, inv: Invitation, session_id: int, now: datetime | None) -> None:
+    """Record that the participant is (``now``) or is no longer (None) on the chat page."""
+    with db.write() as s:
+        sess = _own(s, c, inv, session_id, lock=True)
+        _seen(sess, role_in(sess, inv, c.human_human), now)
+
+
+def add_turn(db: Database, c: Collection, who: Invitation | str | None, session_id: int, text: str,
+             now: datetime) -> tuple[Invitation, ChatSession, list[ChatTurn]]:
+    """Store a participant's turn (committed before any engine is asked); ends the chat at its turn limit.
+
+    ``who`` is the participant's invitation, or their code: then it is checked in the same transaction
+    (one database round trip less on the path of every turn). Returns the invitation, the session and all
+    its turns, the new one last.
+    """
+    with db.write() as s:
+        inv = who if isinstance(who, Invitation) else invitations.consume(s, who, KIND, now, target=c.name)
+        text = sessions.clean_utterance(text)
+        sess = _own(s, c, inv, session_id, lock=True)
+        role = role_in(sess, inv, c.human_human)
+        rows = _turns(s, sess.id)
+        sessions.check_turn(c.human_human, sess.status, [t.speaker for t in rows], role, c.max_turns)
+        turn = ChatTurn(session_id=sess.id, position=len(rows) + 1, speaker=role, utterance=text, created_at=now)
+        s.add(turn)
+        if sessions.limit_reached(len(rows) + 1, c.max_turns):
+            sess.status, sess.ended_at, sess.end_reason = "ended", now, f"reached {c.max_turns} turns"
+    return inv, sess, [*rows, turn]
+
+
+def answer(db: Database, c: Collection, inv: Invitation, session_id: int, clock: Callable[[], datetime],
+           known: tuple[ChatSession, list[ChatTurn]] | None = None) -> tuple[ChatSession, ChatTurn | None, str]:
+    """Ask the engine for the reply a human-machine chat waits for, and store it.
+
+    ``known``: the session and its turns as :func:`add_turn` returned them (else they are read). Returns
+    ``(session, turn, "")``, or ``(session, None, message)`` when the engine failed (the message is kept on
+    the session until a reply arrives), or ``(session, None, "")`` when no reply is awaited.
+    """
+    if known is None:
+        with db.read() as s:
+            sess = _own(s, c, inv, session_id)
+            rows = _turns(s, sess.id)
+    else:
+        sess, rows = known
+    speakers = [t.speaker for t in rows]
+    if c.human_human or not sessions.awaiting_reply(False, sess.status, speakers, c.max_turns):
+        return sess, None, ""
+    dialogue = Dialogue(sessions.dialogue_id(c.engine_name, sess.number),
+                        [Turn(t.speaker.lower(), [t.utterance]) for t in rows])
+    t0 = time.perf_counter()
+    try:
+        text = sessions.clean_utterance(engine_of(c).reply(dialogue))
+        error = ""
+    except EngineError as e:
+        text, error = None, f"{e}; your message is saved, ask again with Retry"
+    except (Invalid, DialevalError) as e:
+        text, error = None, f"the chat engine's reply cannot be used ({e}); your message is saved, ask again"
+    except Exception as e:  # an engine's own bug must not lose the turn nor answer 500
+        text, error = None, f"the chat engine failed ({type(e).__name__}); your message is saved, ask again"
+    engine_ms = (time.perf_counter() - t0) * 1000
+    now = clock()
+    with db.write() as s:
+        sess = _own(s, c, inv, session_id, lock=True)
+        now_speakers = _speakers(s, sess.id)
+        if now_speakers != speakers or not sessions.awaiting_reply(False, sess.status, now_speakers, c.max_turns):
+            return sess, None, ""  # answered meanwhile (a retry), or ended
+        if text is None:
+            sess.engine_error = error[:500]
+            return sess, None, error
+        turn = ChatTurn(session_id=sess.id, position=len(speakers) + 1, speaker="SYSTEM", utterance=text,
+                        created_at=now, engine_ms=engine_ms)
+        s.add(turn)
+        sess.engine_error = ""
+        if sessions.limit_reached(len(speakers) + 1, c.max_turns):
+            sess.status, sess.ended_at, sess.end_reason = "ended", now, f"reached {c.max_turns} turns"
+    return sess, turn, ""
+
+
+def end_session(db: Database, c: Collection, inv: Invitation, session_id: int, now: datetime) -> ChatSession:
+    """End a chat (a waiting one is abandoned); ending an ended chat changes nothing."""
+    with db.write() as s:
+        sess = _own(s, c, inv, session_id, lock=True)
+        if sess.status == "waiting":
+            sess.status, sess.ended_at, sess.end_reason = "abandoned", now, "left before anyone joined"
+        elif sess.status == "active":
+            role = role_in(sess, inv, c.human_human)
+            sess.status, sess.ended_at, sess.end_reason = "ended", now, f"ended by {role}"
+    return sess
+
+
+def collection_status(db: Database, name: str) -> dict:
+    """What an organiser sees of a collection: its settings, chats by status, turns, and codes used."""
+    c = get_collection(db, name)
+    with db.read() as s:
+        by_status = dict(s.execute(select(ChatSession.status, func.count()).where(ChatSession.collection_id == c.id)
+                                   .group_by(ChatSession.status)).all())
+        turns = s.scalar(select(func.count()).select_from(ChatTurn).join(ChatSession)
+                         .where(ChatSession.collection_id == c.id))
+        failing = s.scalar(select(func.count()).select_from(ChatSession).where(
+            ChatSession.collection_id == c.id, ChatSession.status == "active", ChatSession.engine_error != ""))
+    return {**collection_info(c), "engine": c.engine_spec, "chats": {k: by_status.get(k, 0) for k in sessions.STATUSES},
+            "turns": turns, "waiting_for_engine_after_error": failing,
+            "codes": invitations.counts(db, KIND, c.name)}
+
+
+def session_state(c: Collection, sess: ChatSession, turns: list[ChatTurn], inv: Invitation,
+                  now: datetime | None = None) -> dict:
+    """What the page and the API show of a chat, from one participant's side."""
+    role = role_in(sess, inv, c.human_human)
+    out = {"id": sess.id, "collection": c.name, "status": sess.status, "you": role,
+           "dialogue_id": None if sess.number is None else sessions.dialogue_id(c.engine_name, sess.number),
+           "max_turns": c.max_turns, "end_reason": sess.end_reason, "engine_error": sess.engine_error or None,
+           "turns": [turn_info(t) for t in turns]}
+    if c.human_human and now is not None:
+        partner_seen = sess.seen2_at if role == "USER1" else sess.seen1_at
+        out["partner_here"] = sess.status == "active" and sessions.is_alive(partner_seen, now, 3 * TOUCH_EVERY)
+    return out
+
+
+def turn_info(t: ChatTurn) -> dict:
+    return {"position": t.position, "speaker": t.speaker, "utterance": t.utterance,
+            "time": t.created_at.isoformat().replace("+00:00", "Z")}

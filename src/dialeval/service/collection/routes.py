@@ -1,0 +1,264 @@
+"""Routes of chat collection: the join and chat pages, the JSON API and the human-human WebSocket.
+
+JSON API (the participant's invitation code as ``Authorization: Bearer CODE``; no cookie):
+
+========  ===============================================  ================================================
+method    path                                             what
+========  ===============================================  ================================================
+GET       ``/api/collections/{name}``                      the collection (kind, engine name, turn limit)
+POST      ``/api/collections/{name}/sessions``             start a chat, or resume the open one
+GET       ``/api/collections/{name}/sessions/{id}``        the chat and its turns (``?after=N``: newer only)
+POST      ``/api/collections/{name}/sessions/{id}/turns``  send a turn; the engine's reply comes back too
+POST      ``/api/collections/{name}/sessions/{id}/retry``  ask the engine again for a missing reply
+POST      ``/api/collections/{name}/sessions/{id}/end``    end the chat
+WS        ``/api/collections/{name}/ws``                   human-human: pairing and live turns
+========  ===============================================  ================================================
+
+A turn is stored before the engine is asked. If the engine fails or times out the answer is 202 with the
+stored turn and ``engine_error``; ``retry`` asks again. Pages: ``/collections/{name}`` (join form, with CSRF
+protection) and the chat page it leads to (``static/chat.js``; no inline script, so it runs under a strict CSP).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from importlib.resources import files
+from typing import Annotated
+
+import anyio
+from fastapi import APIRouter, Depends, Form, Path, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, Field
+
+from dialeval import __version__
+from dialeval.service import csrf
+from dialeval.service.collection import chats
+from dialeval.service.config import Settings
+from dialeval.service.db import Database
+from dialeval.service.errors import ServiceError
+
+bearer = HTTPBearer(auto_error=False, description="A participant's invitation code for this collection.")
+Code = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+SessionId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The chat's id.")]
+After = Annotated[int, Query(ge=0, le=2**31 - 1, description="Only turns after this position (0: all).")]
+WS_POLL_S = 0.25
+WS_AUTH_TIMEOUT_S = 10.0
+
+
+class StartIn(BaseModel):
+    name: str = Field("", description="The participant's nickname (<user_name>), at most 40 characters.")
+
+
+class TurnIn(BaseModel):
+    utterance: str = Field(description="What the participant says (1-2000 characters).")
+
+
+def _code(cred: HTTPAuthorizationCredentials | None) -> str | None:
+    return cred.credentials if cred is not None else None
+
+
+def collection_router(db: Database, settings: Settings) -> APIRouter:
+    """The collection routes on ``db``, with the clock of ``settings``."""
+    clock = settings.clock
+    router = APIRouter()
+    pages = Jinja2Templates(directory=str(files("dialeval.service") / "templates"))
+    pages.env.globals["version"] = __version__
+
+    def with_reply(c, inv, sid: int, after: int, known=None) -> JSONResponse:
+        """Ask the engine (if a reply is awaited); 201 with the turns after ``after`` (the reply among them),
+        202 with ``engine_error`` when the engine failed."""
+        sess, reply, error = chats.answer(db, c, inv, sid, clock, known)
+        if known is None:
+            sess, turns = chats.get_session(db, c, inv, sid, after=after)
+        else:
+            turns = [t for t in known[1] if t.position > after] + ([reply] if reply is not None else [])
+        return JSONResponse(chats.session_state(c, sess, turns, inv, clock()), status_code=202 if error else 201)
+
+    # ---- JSON API -------------------------------------------------------------------------------
+    @router.get("/api/collections/{name}", tags=["collection"])
+    def info(name: str, cred: Code) -> dict:
+        """The collection: kind (human-machine or human-human), engine name, roles, turn limit."""
+        c, _inv = chats.participant(db, name, _code(cred))
+        return chats.collection_info(c)
+
+    @router.post("/api/collections/{name}/sessions", status_code=201, tags=["collection"])
+    def start(name: str, body: StartIn, cred: Code) -> dict:
+        """Start a chat (or get back the open one). Human-human: ``status`` is ``waiting`` until paired."""
+        c, inv = chats.participant(db, name, _code(cred))
+        sess = chats.start_session(db, c, _code(cred), body.name, clock())
+        chats.warm(c)
+        _s, turns = chats.get_session(db, c, inv, sess.id)
+        return chats.session_state(c, sess, turns, inv, clock())
+
+    @router.get("/api/collections/{name}/sessions/{sid}", tags=["collection"])
+    def get(name: str, sid: SessionId, cred: Code, after: After = 0) -> dict:
+        """The chat and its turns after position ``after`` (0: all)."""
+        c, inv = chats.participant(db, name, _code(cred))
+        sess, turns = chats.get_session(db, c, inv, sid, clock(), after=after)
+        return chats.session_state(c, sess, turns, inv, clock())
+
+    @router.post("/api/collections/{name}/sessions/{sid}/turns", status_code=201, tags=["collection"])
+    def send(name: str, sid: SessionId, body: TurnIn, cred: Code) -> JSONResponse:
+        """Send a turn. Human-machine: the engine's reply is in the answer's ``turns`` (201), or, when the
+        engine failed, ``engine_error`` says why (202: the turn is saved; call ``retry``)."""
+        c = chats.get_collection(db, name)
+        inv, sess, turns = chats.add_turn(db, c, _code(cred), sid, body.utterance, clock())
+        return with_reply(c, inv, sid, turns[-1].position - 1, (sess, turns))
+
+    @router.post("/api/collections/{name}/sessions/{sid}/retry", status_code=201, tags=["collection"])
+    def retry(name: str, sid: SessionId, cred: Code, after: After = 0) -> JSONResponse:
+        """Ask the engine again for the reply the chat waits for (turns after ``after`` come back)."""
+        c, inv = chats.participant(db, name, _code(cred))
+        return with_reply(c, inv, sid, after)
+
+    @router.post("/api/collections/{name}/sessions/{sid}/end", tags=["collection"])
+    def end(name: str, sid: SessionId, cred: Code) -> dict:
+        """End the chat (a chat also ends by itself at its turn limit)."""
+        c, inv = chats.participant(db, name, _code(cred))
+        sess = chats.end_session(db, c, inv, sid, clock())
+        return chats.session_state(c, sess, [], inv, clock())
+
+    # ---- WebSocket (human-human) ----------------------------------------------------------------
+    @router.websocket("/api/collections/{name}/ws")
+    async def ws(websocket: WebSocket, name: str) -> None:
+        """Human-human chat: ``{"type":"auth","code","name"}`` first (or an Authorization header), then
+        ``{"type":"turn","utterance"}`` / ``{"type":"end"}``; the server sends ``state``, ``turn``, ``error``."""
+        await websocket.accept()
+        queue: asyncio.Queue = asyncio.Queue()
+
+        async def reader() -> None:
+            try:
+                while True:
+                    await queue.put(await websocket.receive_text())
+            except (WebSocketDisconnect, RuntimeError):
+                await queue.put(None)
+
+        task = asyncio.create_task(reader())
+        c = inv = sess = None
+        try:
+            auth = websocket.headers.get("authorization", "")
+            code = auth[7:].strip() if auth[:7].lower() == "bearer " else None
+            nickname = ""
+            if code is None:
+                msg = await _next(queue, WS_AUTH_TIMEOUT_S)
+                if not isinstance(msg, dict) or msg.get("type") != "auth":
+                    await websocket.close(code=4401, reason="send {type: auth, code} first")
+                    return
+                code, nickname = msg.get("code"), msg.get("name", "")
+            c, inv = await run_in_threadpool(chats.participant, db, name, code)
+            sess = await run_in_threadpool(chats.start_session, db, c, code, nickname, clock())
+            await _relay(websocket, queue, c, inv, sess.id)
+        except ServiceError as e:
+            with contextlib.suppress(Exception):
+                await websocket.send_json({"type": "error", "detail": e.message, "status": e.status})
+                await websocket.close(code=4000 + e.status, reason=e.message[:120])
+        except (_Closed, WebSocketDisconnect):
+            pass
+        finally:
+            task.cancel()
+            if sess is not None:  # also when the handler is cancelled: the cleanup runs shielded
+                with anyio.CancelScope(shield=True), contextlib.suppress(ServiceError):
+                    await run_in_threadpool(_left, c, inv, sess.id)
+
+    def _left(c, inv, sid: int) -> None:
+        """The socket closed: a waiting chat is abandoned; in an active one the person is marked away."""
+        sess, _turns = chats.get_session(db, c, inv, sid)
+        if sess.status == "waiting":
+            chats.end_session(db, c, inv, sid, clock())
+        elif sess.status == "active":
+            chats.touch(db, c, inv, sid, None)
+
+    async def _relay(websocket: WebSocket, queue: asyncio.Queue, c, inv, sid: int) -> None:
+        seen, last_state, last_touch = 0, None, clock()
+        while True:
+            sess, turns = await run_in_threadpool(chats.get_session, db, c, inv, sid, None, seen)
+            for t in turns:
+                await websocket.send_json({"type": "turn", "turn": chats.turn_info(t)})
+                seen = t.position
+            now = clock()
+            state = chats.session_state(c, sess, [], inv, now)
+            state["next"] = chats.sessions.next_speaker(c.human_human, ["?"] * seen)  # positions are 1..seen
+            state.pop("turns")
+            if state != last_state:
+                await websocket.send_json({"type": "state", "session": state})
+                last_state = state
+            if sess.status not in ("waiting", "active"):
+                await websocket.close()
+                return
+            if now - last_touch >= chats.TOUCH_EVERY:
+                await run_in_threadpool(chats.touch, db, c, inv, sid, now)
+                last_touch = now
+            msg = await _next(queue, WS_POLL_S, wait_ok=True)
+            if msg is None:
+                continue
+            try:
+                if msg.get("type") == "turn":
+                    await run_in_threadpool(chats.add_turn, db, c, inv, sid, msg.get("utterance"), clock())
+                elif msg.get("type") == "end":
+                    await run_in_threadpool(chats.end_session, db, c, inv, sid, clock())
+                elif msg.get("type") != "ping":
+                    await websocket.send_json({"type": "error", "detail": "unknown message type; allowed are "
+                                               "turn, end, ping", "status": 422})
+            except ServiceError as e:
+                await websocket.send_json({"type": "error", "detail": e.message, "status": e.status})
+
+    # ---- pages ----------------------------------------------------------------------------------
+    def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
+        token = csrf.form_token(request)
+        r = pages.TemplateResponse(request, name, {"csrf_token": token, **context}, status_code=status)
+        r.headers["Cache-Control"] = "no-store"
+        return csrf.set_cookie(r, token, secure=request.url.scheme == "https")
+
+    @router.get("/collections/{name}", response_class=HTMLResponse, include_in_schema=False)
+    def join_page(request: Request, name: str) -> HTMLResponse:
+        try:
+            c = chats.get_collection(db, name)
+        except ServiceError as e:
+            return page(request, "error.html", e.status, error=e.message)
+        return page(request, "collection/join.html", collection=chats.collection_info(c))
+
+    @router.post("/collections/{name}/join", response_class=HTMLResponse, include_in_schema=False)
+    def join(request: Request, name: str, code: str = Form(""), nickname: str = Form(""),
+             csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
+        try:
+            c = chats.get_collection(db, name)
+        except ServiceError as e:
+            return page(request, "error.html", e.status, error=e.message)
+        info_ = chats.collection_info(c)
+        try:
+            csrf.verify(request, csrf_token)
+            chats.participant(db, name, code.strip())
+            nickname = chats.sessions.check_person_name(nickname)
+        except ServiceError as e:
+            return page(request, "collection/join.html", e.status, collection=info_, error=e.message,
+                        form={"nickname": nickname})
+        return page(request, "collection/chat.html", collection=info_, code=code.strip(), nickname=nickname)
+
+    return router
+
+
+class _Closed(Exception):
+    pass
+
+
+async def _next(queue: asyncio.Queue, timeout: float, wait_ok: bool = False):
+    """The next JSON message from the socket's reader (None on timeout if ``wait_ok``); _Closed when gone."""
+    import json
+
+    try:
+        raw = await asyncio.wait_for(queue.get(), timeout)
+    except TimeoutError:
+        if wait_ok:
+            return None
+        raise _Closed() from None
+    if raw is None:
+        raise _Closed()
+    try:
+        msg = json.loads(raw)
+    except ValueError:
+        return {"type": "invalid"}
+    return msg if isinstance(msg, dict) else {"type": "invalid"}

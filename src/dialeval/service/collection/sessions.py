@@ -1,0 +1,127 @@
+"""The policy of a chat, as pure functions (no database, the clock passed in): roles, whose turn, limits, pairing.
+
+Turn-taking is strict alternation. Human-machine: the participant (``USER``) speaks first, then the engine
+(``SYSTEM``) answers each turn. Human-human: the first person to arrive is ``USER1`` and speaks first, then
+``USER2``, and so on. A chat ends when a participant ends it or when it holds ``max_turns`` turns (all
+speakers counted).
+
+Human-human pairing: a person who finds nobody waiting waits; the next person takes the oldest waiting one
+who is still there (seen within :data:`WAIT_ALIVE`). Who is waiting is kept in the database, and the service
+claims a waiting row inside one locked transaction, so pairing is exact across worker processes.
+
+Examples
+--------
+>>> next_speaker(False, ["USER", "SYSTEM"])
+'USER'
+>>> next_speaker(True, ["USER1"])
+'USER2'
+>>> dialogue_id("IRIS", 42)
+'IRIS00042'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from dialeval.service.errors import Conflict, Invalid
+
+STATUSES = ("waiting", "active", "ended", "abandoned")
+HUMAN = "human"
+MAX_NUMBER = 99_999
+MAX_UTTERANCE = 2000
+MAX_TURNS_RANGE = (2, 1000)
+WAIT_ALIVE = timedelta(seconds=30)
+"""A waiting person not seen for this long is gone: nobody is paired with them."""
+
+_ENGINE_NAME = re.compile(r"^[A-Za-z](?:[A-Za-z0-9.-]{0,30}[A-Za-z.-])?$")
+_PERSON = re.compile(r"^[^\W_](?:[^\W_]|[ .'-]){0,38}(?<=[^\W_])$|^$")
+_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+
+
+def roles(human_human: bool) -> tuple[str, str]:
+    """The two WOCHAT speaker roles of a chat, the first speaker first."""
+    return ("USER1", "USER2") if human_human else ("USER", "SYSTEM")
+
+
+def next_speaker(human_human: bool, speakers: Sequence[str]) -> str:
+    """Whose turn it is after ``speakers`` (the roles of the turns so far, in order): strict alternation."""
+    first, second = roles(human_human)
+    return first if len(speakers) % 2 == 0 else second
+
+
+def check_turn(human_human: bool, status: str, speakers: Sequence[str], role: str, max_turns: int) -> None:
+    """Refuse a turn by ``role`` that the policy does not allow now (:class:`Conflict`, 409)."""
+    if status == "waiting":
+        raise Conflict("nobody has joined this chat yet; wait until you are paired")
+    if status != "active":
+        raise Conflict(f"this chat is {status}; start a new one to chat again")
+    if len(speakers) >= max_turns:
+        raise Conflict(f"this chat has reached its limit of {max_turns} turns")
+    expected = next_speaker(human_human, speakers)
+    if expected != role:
+        who = "the chat engine's reply" if expected == "SYSTEM" else "the other person's turn"
+        raise Conflict(f"it is not your turn: waiting for {who}")
+
+
+def limit_reached(n_turns: int, max_turns: int) -> bool:
+    """True when a chat of ``n_turns`` turns must end."""
+    return n_turns >= max_turns
+
+
+def awaiting_reply(human_human: bool, status: str, speakers: Sequence[str], max_turns: int) -> bool:
+    """True when a human-machine chat waits for the engine (its last turn is the participant's)."""
+    return (not human_human and status == "active" and len(speakers) < max_turns
+            and next_speaker(False, speakers) == "SYSTEM")
+
+
+def is_alive(seen_at: datetime | None, now: datetime, window: timedelta = WAIT_ALIVE) -> bool:
+    """True when someone seen at ``seen_at`` counts as still there at ``now``."""
+    return seen_at is not None and now - seen_at <= window
+
+
+def dialogue_id(engine_name: str, number: int) -> str:
+    """The WOCHAT dialogue id: engine name (or ``human``) and the session's 5-digit number."""
+    if not 0 <= number <= MAX_NUMBER:
+        raise Conflict(f"the collection is full: WOCHAT ids hold 5 digits (numbers 0 to {MAX_NUMBER})")
+    return f"{engine_name}{number:05d}"
+
+
+def check_engine_name(name: str) -> str:
+    """A name usable as ``<system_name>`` and as the id stem (a letter first, no final digit, no ``_``)."""
+    if not isinstance(name, str) or not _ENGINE_NAME.match(name) or name.lower() == HUMAN:
+        raise Invalid(f"engine name {name!r} is not allowed; use 1-32 letters, digits, '.' or '-', starting with a "
+                      "letter and not ending in a digit (it starts every dialogue id, e.g. IRIS00042), "
+                      f"and not {HUMAN!r}")
+    return name
+
+
+def check_person_name(name: object) -> str:
+    """A participant's nickname (``<user_name>``): 0-40 letters, digits, spaces, ``.`` ``'`` ``-``.
+
+    Underscores are refused so that no name can ever occur inside a tag such as ``USER_NAME``.
+    """
+    if not isinstance(name, str):
+        raise Invalid(f"nickname {name!r} is not text")
+    name = " ".join(name.split())
+    if not _PERSON.match(name):
+        raise Invalid(f"nickname {name[:60]!r} is not allowed; use at most 40 letters, digits, spaces, '.', "
+                      "\"'\" or '-', starting and ending with a letter or digit (or leave it empty)")
+    return name
+
+
+def clean_utterance(text: object) -> str:
+    """An utterance as stored: line ends made ``\\n``, outer blanks removed; empty, too long or control
+    characters (which XML cannot carry) are refused (:class:`Invalid`, 422)."""
+    if not isinstance(text, str):
+        raise Invalid(f"utterance {text!r} is not text")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    if not text:
+        raise Invalid("the utterance is empty; write something")
+    if len(text) > MAX_UTTERANCE:
+        raise Invalid(f"the utterance has {len(text)} characters; at most {MAX_UTTERANCE} are allowed")
+    if _CTRL.search(text):
+        raise Invalid("the utterance holds a control character or a lone surrogate, which XML cannot carry; "
+                      "remove it")
+    return text

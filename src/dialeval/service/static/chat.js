@@ -1,0 +1,150 @@
+// The chat page of a collection (dialeval service). No inline script anywhere: this file is loaded by
+// templates/collection/chat.html and reads its settings from the #chat element's data attributes.
+// Everything people wrote is put on the page with textContent, never innerHTML.
+"use strict";
+
+(function () {
+  const root = document.getElementById("chat");
+  if (!root) return;
+  const cfg = root.dataset;
+  const humanHuman = cfg.kind === "human-human";
+  const api = "/api/collections/" + encodeURIComponent(cfg.collection);
+  const el = (id) => document.getElementById(id);
+  const turnsEl = el("turns"), statusEl = el("chat-status"), errorEl = el("chat-error");
+  const input = el("utterance"), sendBtn = el("send"), endBtn = el("end"), retryBtn = el("retry");
+  const againBtn = el("again"), form = el("turn-form");
+  let session = null, lastPosition = 0, socket = null, busy = false;
+
+  function setStatus(text) { statusEl.textContent = text; }
+  function showError(text) {
+    errorEl.textContent = text || "";
+    errorEl.hidden = !text;
+  }
+  function roleName(speaker) {
+    if (session && speaker === session.you) return cfg.nickname ? cfg.nickname + " (you)" : "you";
+    if (speaker === "SYSTEM") return cfg.engine;
+    return "the other person";
+  }
+  function addTurn(t) {
+    if (t.position <= lastPosition) return;
+    lastPosition = t.position;
+    const li = document.createElement("li");
+    li.className = session && t.speaker === session.you ? "mine" : "theirs";
+    li.dataset.position = String(t.position);
+    li.dataset.speaker = t.speaker;
+    const who = document.createElement("span");
+    who.className = "who";
+    who.textContent = roleName(t.speaker);
+    const text = document.createElement("span");
+    text.className = "utterance";
+    text.textContent = t.utterance;
+    li.append(who, text);
+    turnsEl.append(li);
+    li.scrollIntoView({ block: "end" });
+  }
+  function myTurn() {
+    if (!session || session.status !== "active") return false;
+    if (session.next) return session.next === session.you;
+    return lastPosition % 2 === 0;  // human-machine: the participant speaks at even counts
+  }
+  function render() {
+    const open = session && session.status === "active";
+    const canWrite = open && myTurn() && !busy && !(session.engine_error);
+    input.disabled = sendBtn.disabled = !canWrite;
+    endBtn.disabled = !session || !["active", "waiting"].includes(session.status);
+    retryBtn.hidden = !(open && session.engine_error);
+    againBtn.hidden = !(session && ["ended", "abandoned"].includes(session.status));
+    if (!session) return;
+    if (session.status === "waiting") setStatus("Waiting for another person to join…");
+    else if (session.status === "ended") setStatus("The chat has ended (" + session.end_reason + "). Thank you!");
+    else if (session.status === "abandoned") setStatus("The chat was abandoned.");
+    else if (busy) setStatus(humanHuman ? "Sending…" : "Waiting for the reply…");
+    else if (myTurn()) setStatus("Your turn (" + lastPosition + " of at most " + session.max_turns + " turns).");
+    else setStatus(humanHuman ? "The other person is writing…" : "Waiting for the reply…");
+    if (humanHuman && session.status === "active" && session.partner_here === false) {
+      statusEl.textContent += " The other person seems to have left; you may end the chat.";
+    }
+    if (canWrite) input.focus();
+  }
+  function absorb(state) {
+    session = Object.assign({}, session || {}, state);
+    (state.turns || []).forEach(addTurn);
+    showError(state.engine_error || "");
+    render();
+  }
+  async function call(method, path, body) {
+    const headers = { "Authorization": "Bearer " + cfg.code };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const r = await fetch(api + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    let data = null;
+    try { data = await r.json(); } catch (e) { data = null; }
+    if (!r.ok) {
+      const detail = data && typeof data.detail === "string" ? data.detail : "the server answered " + r.status;
+      throw new Error(detail);
+    }
+    return data;
+  }
+  async function act(fn) {
+    busy = true; showError(""); render();
+    try { await fn(); } catch (e) { showError(e.message); }
+    busy = false; render();
+  }
+
+  // ---- human-machine: the JSON API ----
+  async function start() {
+    lastPosition = 0; turnsEl.replaceChildren(); session = null;
+    if (humanHuman) { connect(); return; }
+    await act(async () => absorb(await call("POST", "/sessions", { name: cfg.nickname || "" })));
+  }
+  async function send(text) {
+    if (humanHuman) {
+      socket.send(JSON.stringify({ type: "turn", utterance: text }));
+      input.value = "";
+      return;
+    }
+    await act(async () => {
+      const state = await call("POST", "/sessions/" + session.id + "/turns", { utterance: text });
+      input.value = "";
+      absorb(state);
+    });
+  }
+
+  // ---- human-human: the WebSocket ----
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    socket = new WebSocket(scheme + location.host + api + "/ws");
+    socket.addEventListener("open", () => {
+      socket.send(JSON.stringify({ type: "auth", code: cfg.code, name: cfg.nickname || "" }));
+    });
+    socket.addEventListener("message", (ev) => {
+      const msg = JSON.parse(ev.data);
+      if (msg.type === "turn") { addTurn(msg.turn); render(); }
+      else if (msg.type === "state") { absorb(msg.session); }
+      else if (msg.type === "error") { showError(msg.detail); }
+    });
+    socket.addEventListener("close", () => {
+      if (session && session.status === "active") showError("The connection was lost; reload the page to go on.");
+    });
+  }
+
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const text = input.value.trim();
+    if (text && myTurn()) send(text);
+  });
+  input.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); }
+  });
+  retryBtn.addEventListener("click", () => act(async () => {
+    absorb(await call("POST", "/sessions/" + session.id + "/retry?after=" + lastPosition));
+  }));
+  endBtn.addEventListener("click", () => {
+    if (humanHuman && socket && socket.readyState === WebSocket.OPEN) {
+      socket.send(JSON.stringify({ type: "end" }));
+      return;
+    }
+    act(async () => absorb(await call("POST", "/sessions/" + session.id + "/end")));
+  });
+  againBtn.addEventListener("click", () => start());
+  start();
+})();

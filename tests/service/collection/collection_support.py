@@ -1,0 +1,69 @@
+"""Helpers of the collection tests and benchmark: an app with a collection and invitation codes."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+from service_support import FakeClock
+
+from dialeval.service import invitations
+from dialeval.service.app import create_app
+from dialeval.service.collection import chats
+from dialeval.service.config import Settings
+from dialeval.service.db import Database
+
+
+class Chats:
+    """An app on ``url`` (fake clock) and a TestClient; :meth:`collection` creates one with codes."""
+
+    def __init__(self, url: str) -> None:
+        from fastapi.testclient import TestClient
+
+        self.clock = FakeClock()
+        self.db = Database(url)
+        self.app = create_app(Settings(database_url=url, clock=self.clock), self.db)
+        self.client = TestClient(self.app)
+
+    def collection(self, name: str = "c1", engine: str | None = "builtin:echo", n_codes: int = 2, **kw) -> list[str]:
+        chats.create_collection(self.db, name, engine, self.clock(), **kw)
+        return invitations.create_invitations(self.db, "collection", name, n_codes, self.clock())
+
+    def tick(self, seconds: float = 1.0) -> None:
+        self.clock.t += timedelta(seconds=seconds)
+
+    def call(self, method: str, path: str, code: str | None, json: dict | None = None):
+        headers = {"Authorization": f"Bearer {code}"} if code else {}
+        return self.client.request(method, path, headers=headers, json=json)
+
+    def start(self, code: str, name: str = "", collection: str = "c1"):
+        return self.call("POST", f"/api/collections/{collection}/sessions", code, {"name": name})
+
+    def say(self, code: str, sid: int, text: str, collection: str = "c1"):
+        self.tick()
+        return self.call("POST", f"/api/collections/{collection}/sessions/{sid}/turns", code, {"utterance": text})
+
+    def end(self, code: str, sid: int, collection: str = "c1"):
+        self.tick()
+        return self.call("POST", f"/api/collections/{collection}/sessions/{sid}/end", code)
+
+    def start_all(self, codes: list[str], collection: str = "c1") -> dict[str, dict]:
+        """Start a chat for every code at once (one thread each); each code's answer (all must be 201)."""
+        got: dict[str, dict] = {}
+
+        def go(code: str) -> None:
+            r = self.start(code, "", collection)
+            got[code] = r.json() if r.status_code == 201 else {"error": r.status_code, "text": r.text}
+
+        threads = [threading.Thread(target=go, args=(c,)) for c in codes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        bad = [v for v in got.values() if "error" in v]
+        assert not bad and len(got) == len(codes), bad
+        return got
+
+    def close(self) -> None:
+        self.client.close()
+        self.db.dispose()

@@ -1,0 +1,150 @@
+"""The chat API of a collection (human-machine) on SQLite and PostgreSQL: the path of a chat, turn-taking,
+limits, who may call what, the join form (CSRF) and escaping."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from sqlalchemy import select
+
+from dialeval.service import invitations, teams
+from dialeval.service.collection import chats
+from dialeval.service.collection.tables import ChatSession, ChatTurn
+
+
+def test_a_chat_from_start_to_end(ch):
+    code, _other = ch.collection(max_turns=6)
+    r = ch.start(code, "Ann")
+    assert r.status_code == 201, r.text
+    s = r.json()
+    assert s["status"] == "active" and s["you"] == "USER" and s["dialogue_id"] == "echo00000" and s["turns"] == []
+    assert ch.start(code, "Ann").json()["id"] == s["id"]  # the open chat comes back (a reload resumes it)
+    r = ch.say(code, s["id"], "  hello\r\nthere  ")
+    assert r.status_code == 201, r.text
+    turns = r.json()["turns"]
+    assert [(t["position"], t["speaker"], t["utterance"]) for t in turns] == [
+        (1, "USER", "hello\nthere"), (2, "SYSTEM", "You said: hello\nthere")]
+    got = ch.call("GET", f"/api/collections/c1/sessions/{s['id']}?after=1", code).json()
+    assert [t["position"] for t in got["turns"]] == [2]
+    ch.say(code, s["id"], "second")
+    r = ch.say(code, s["id"], "third")  # turn 5; the reply is turn 6 = the limit: the chat ends
+    assert r.status_code == 201 and r.json()["status"] == "ended" and r.json()["end_reason"] == "reached 6 turns"
+    r = ch.say(code, s["id"], "fourth")
+    assert r.status_code == 409 and "ended" in r.json()["detail"]
+    s2 = ch.start(code, "Ann").json()
+    assert s2["id"] != s["id"] and s2["dialogue_id"] == "echo00001"
+    assert ch.end(code, s2["id"]).json()["status"] == "ended"
+    assert ch.end(code, s2["id"]).status_code == 200  # again: nothing changes
+
+
+def test_refusals(ch):
+    code, other = ch.collection()
+    ch.collection("c2", n_codes=1)
+    [code_c2] = invitations.create_invitations(ch.db, "collection", "c2", 1, ch.clock())
+    [annot] = invitations.create_invitations(ch.db, "annotation", "c1", 1, ch.clock())
+    _team, team_token = teams.register_team(ch.db, "team-a", "", ch.clock())
+    for bad in (None, "", "dci_nonsense", code_c2, annot, team_token):
+        r = ch.start(bad)
+        assert r.status_code == 401, (bad, r.text)
+        assert "not a valid invitation" in r.json()["detail"]
+        assert ch.call("GET", "/api/collections/c1", bad).status_code == 401
+    assert ch.call("GET", "/api/collections/c1", code).json()["engine_name"] == "echo"
+    sid = ch.start(code).json()["id"]
+    # Another participant cannot see, write into or end this chat.
+    for method, path in (("GET", ""), ("POST", "/turns"), ("POST", "/end"), ("POST", "/retry")):
+        r = ch.call(method, f"/api/collections/c1/sessions/{sid}{path}", other, {"utterance": "x"})
+        assert r.status_code == 404, (path, r.text)
+    # A code for c2 does not open c1's chat, even with the right id.
+    assert ch.call("GET", f"/api/collections/c1/sessions/{sid}", code_c2).status_code == 401
+    for bad in ({"utterance": ""}, {"utterance": "   "}, {"utterance": "a\x00b"}, {"utterance": "x" * 2001},
+                {"utterance": 3}, {}):
+        r = ch.call("POST", f"/api/collections/c1/sessions/{sid}/turns", code, bad)
+        assert r.status_code == 422, (bad, r.text)
+    assert ch.start(other, "<b>").status_code == 422
+    assert ch.call("GET", "/api/collections/c1/sessions/abc", code).status_code == 422
+    with ch.db.read() as s:
+        assert s.scalars(select(ChatTurn)).all() == []
+    assert ch.call("GET", "/api/collections/nope", code).status_code == 401
+
+
+def test_numbers_follow_start_order_under_concurrency(ch):
+    codes = ch.collection(n_codes=12)
+    results = [s["dialogue_id"] for s in ch.start_all(codes).values()]
+    assert sorted(results) == [f"echo{i:05d}" for i in range(12)]
+
+
+def test_join_form_needs_csrf_and_escapes(ch):
+    [code] = ch.collection("c1", n_codes=1, engine_name="Iris")
+    page = ch.client.get("/collections/c1")
+    assert page.status_code == 200 and 'name="csrf"' in page.text and "Iris" in page.text
+    assert "<script>" not in page.text.split("<script src=")[0]  # no inline script (the strict CSP)
+    token = page.text.split('name="csrf" value="')[1].split('"')[0]
+    assert ch.client.cookies.get("dialeval_csrf") == token
+    r = ch.client.post("/collections/c1/join", data={"code": code, "nickname": "Ann"})
+    assert r.status_code == 403 and "expired" in r.text
+    r = ch.client.post("/collections/c1/join", data={"code": code, "nickname": "Ann", "csrf": "x" * 43})
+    assert r.status_code == 403
+    r = ch.client.post("/collections/c1/join", data={"code": "dci_wrong", "nickname": "Ann", "csrf": token})
+    assert r.status_code == 401 and "not a valid invitation" in r.text
+    r = ch.client.post("/collections/c1/join", data={"code": code, "nickname": "<script>alert(1)</script>",
+                                                    "csrf": token})
+    assert r.status_code == 422 and "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
+    assert "<script>alert(1)</script>" not in r.text
+    r = ch.client.post("/collections/c1/join", data={"code": code, "nickname": "Ann", "csrf": token})
+    assert r.status_code == 200 and f'data-code="{code}"' in r.text and 'data-nickname="Ann"' in r.text
+    assert r.headers["cache-control"] == "no-store"
+    assert "/static/chat.js" in r.text
+    assert not re.search(r"<script>|\son[a-z]+\s*=|\sstyle\s*=", r.text)  # nothing a strict CSP would block
+    assert ch.client.get("/collections/nope").status_code == 404
+
+
+def test_a_script_utterance_is_stored_as_text(ch):
+    [code] = ch.collection(n_codes=1)
+    sid = ch.start(code).json()["id"]
+    r = ch.say(code, sid, "<script>alert(1)</script>")
+    assert r.json()["turns"][1]["utterance"] == "You said: <script>alert(1)</script>"
+    assert r.headers["content-type"].startswith("application/json")
+
+
+def test_create_collection_checks(ch):
+    now = ch.clock()
+    for kw, msg in (({"engine_spec": None}, "needs an engine"), ({"engine_spec": "ftp://x"}, "not allowed"),
+                    ({"engine_spec": "builtin:nope"}, "not allowed"),
+                    ({"engine_spec": "openai:http://127.0.0.1:9/v1"}, "model name"),
+                    ({"engine_spec": "builtin:echo", "engine_name": "bot_1"}, "not allowed"),
+                    ({"engine_spec": "builtin:echo", "max_turns": 1}, "max turns"),
+                    ({"engine_spec": "builtin:echo", "human_human": True}, "no engine"),
+                    ({"engine_spec": "builtin:retrieval:/no/such/file.json"}, "no such")):
+        spec = kw.pop("engine_spec")
+        with pytest.raises(Exception, match=msg):
+            chats.create_collection(ch.db, "cx", spec, now, **kw)
+    chats.create_collection(ch.db, "cx", "builtin:echo", now)
+    with pytest.raises(Exception, match="exists already"):
+        chats.create_collection(ch.db, "cx", "builtin:echo", now)
+    with ch.db.read() as s:
+        assert s.scalars(select(ChatSession)).all() == []
+
+
+def test_hostile_input_is_refused_never_a_server_error(ch):
+    [code] = ch.collection(n_codes=1)
+    sid = ch.start(code).json()["id"]
+    big = 10**20
+    for method, path, body in (
+            ("GET", f"/api/collections/c1/sessions/{big}", None),
+            ("GET", f"/api/collections/c1/sessions/{2**63}", None),
+            ("GET", "/api/collections/c1/sessions/-1", None),
+            ("GET", f"/api/collections/c1/sessions/{sid}?after={big}", None),
+            ("POST", f"/api/collections/c1/sessions/{2**40}/turns", {"utterance": "x"}),
+            ("POST", f"/api/collections/c1/sessions/{sid}/retry?after={2**40}", None),
+            ("POST", "/api/collections/c1/sessions", {"name": "a" * 10000}),
+            ("POST", "/api/collections/c1/sessions", {"name": None}),
+            ("POST", f"/api/collections/c1/sessions/{sid}/turns", {"utterance": ["x"]})):
+        r = ch.call(method, path, code, body)
+        assert r.status_code == 422, (path, r.status_code, r.text)
+    assert ch.call("GET", "/api/collections/" + "x" * 5000, code).status_code == 401
+    r = ch.client.post(f"/api/collections/c1/sessions/{sid}/turns", content=b'{"utterance": "a\\ud800"}',
+                       headers={"Authorization": f"Bearer {code}", "Content-Type": "application/json"})
+    assert r.status_code == 422 and "lone surrogate" in r.text
+    r = ch.client.post("/collections/c1/join", data={"code": "x" * 100_000, "csrf": "a"})
+    assert r.status_code == 403

@@ -1,0 +1,129 @@
+"""Browser tests of the chat page (headless Debian Chromium through Playwright) under the strict CSP the
+service sends: a participant joins with a code, chats 5 turns with the builtin engine and ends; two people
+are paired and chat over the WebSocket."""
+
+from __future__ import annotations
+
+import pytest
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the fixture reports it
+    expect = None
+from collection_support import Chats
+from service_support import LiveServer
+from test_browser import ARGS, CHROMIUM, _need
+
+import dialeval
+from dialeval.service.collection.export import export_chats
+
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+
+
+def _with_csp(app) -> None:
+    @app.middleware("http")
+    async def csp(request, call_next):
+        response = await call_next(request)
+        response.headers.setdefault("Content-Security-Policy", CSP)
+        return response
+
+
+@pytest.fixture
+def browser():
+    _need(str(CHROMIUM), CHROMIUM.exists())
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _need("the playwright package", False)
+    with sync_playwright() as pw:
+        expect.set_options(timeout=15_000)
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _watch(page) -> list[str]:
+    problems: list[str] = []
+    def console(m) -> None:
+        if m.type in ("error", "warning") and not m.location.get("url", "").endswith("/favicon.ico"):
+            problems.append(f"{m.text} ({m.location.get('url')})")
+
+    page.on("console", console)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("dialog", lambda d: (problems.append("dialog: " + d.message), d.dismiss()))
+    return problems
+
+
+def _join(page, url: str, code: str, nickname: str) -> None:
+    page.goto(f"{url}/collections/c1")
+    page.fill("input[name=code]", code)
+    page.fill("input[name=nickname]", nickname)
+    page.click("#join-form button[type=submit]")
+    page.wait_for_selector("#chat")
+
+
+def test_a_participant_chats_five_turns_and_ends(sqlite_url, tmp_path, browser):
+    ch = Chats(sqlite_url)
+    try:
+        [code] = ch.collection("c1", "builtin:retrieval", n_codes=1, engine_name="Iris")
+        _with_csp(ch.app)
+        with LiveServer(ch.app) as server:
+            page = browser.new_page()
+            problems = _watch(page)
+            _join(page, server.url, code, "Ann")
+            said = ["hello Iris", "my order has not arrived yet", "<script>alert(1)</script>",
+                    "how do I reset my password?", "thank you"]
+            for i, text in enumerate(said):
+                page.wait_for_selector("#utterance:enabled")
+                page.fill("#utterance", text)
+                page.press("#utterance", "Enter")
+                expect(page.locator("#turns li")).to_have_count(2 * (i + 1))
+            items = page.locator("#turns li .utterance")
+            assert items.nth(4).inner_text() == "<script>alert(1)</script>"  # text, not markup
+            assert page.locator("#turns script").count() == 0
+            assert items.nth(3).inner_text().startswith("I am sorry to hear that.")
+            page.wait_for_selector("#end:enabled")
+            page.click("#end")
+            page.wait_for_selector("#again:visible")
+            assert "The chat has ended (ended by USER)" in page.inner_text("#chat-status")
+            assert page.locator("#utterance").is_disabled()
+            page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
+            assert problems == []
+        export_chats(ch.db, "c1", tmp_path / "out")
+        [d] = dialeval.read_corpus(tmp_path / "out").dialogues
+        assert d.id == "Iris00000" and [t.sender for t in d.turns] == ["user", "system"] * 5
+        assert [t.text for t in d.turns[::2]] == ["hello SYSTEM_NAME", *said[1:]]
+    finally:
+        ch.close()
+
+
+def test_two_people_are_paired_and_chat(sqlite_url, browser):
+    ch = Chats(sqlite_url)
+    try:
+        a, b = ch.collection("c1", None, n_codes=2, human_human=True)
+        _with_csp(ch.app)
+        with LiveServer(ch.app) as server:
+            p1, p2 = browser.new_context().new_page(), browser.new_context().new_page()
+            problems1, problems2 = _watch(p1), _watch(p2)
+            _join(p1, server.url, a, "Ann")
+            expect(p1.locator("#chat-status")).to_contain_text("Waiting for another person")
+            _join(p2, server.url, b, "Bea")
+            p1.wait_for_selector("#utterance:enabled")
+            assert p2.locator("#utterance").is_disabled()
+            p1.fill("#utterance", "hi <b>Bea</b>")
+            p1.press("#utterance", "Enter")
+            expect(p2.locator("#turns li")).to_have_count(1)
+            assert p2.inner_text("#turns li .utterance") == "hi <b>Bea</b>"
+            p2.wait_for_selector("#utterance:enabled")
+            p2.fill("#utterance", "hello Ann")
+            p2.press("#utterance", "Enter")
+            expect(p1.locator("#turns li")).to_have_count(2)
+            p1.click("#end")
+            for p in (p1, p2):
+                expect(p.locator("#chat-status")).to_contain_text("has ended")
+            assert problems1 == [] and problems2 == []
+    finally:
+        ch.close()

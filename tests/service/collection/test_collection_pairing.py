@@ -1,0 +1,171 @@
+"""Human-human collection: pairing as people arrive (exact under concurrency, on SQLite and PostgreSQL, also
+across two worker processes), a waiting person who left is not paired, and the chat over the WebSocket
+(Starlette's TestClient)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+import pytest
+from collection_support import Chats
+from service_support import free_port
+from sqlalchemy import select
+
+from dialeval.service.collection.tables import ChatSession
+from dialeval.service.db import Database
+
+
+def test_pairing_is_exact_under_concurrency(ch):
+    codes = ch.collection("hh", None, n_codes=21, human_human=True)
+    got = {code: state["id"] for code, state in ch.start_all(codes, "hh").items()}
+    with ch.db.read() as s:
+        rows = s.scalars(select(ChatSession)).all()
+    active = [r for r in rows if r.status == "active"]
+    waiting = [r for r in rows if r.status == "waiting"]
+    assert len(active) == 10 and len(waiting) == 1 and len(rows) == 11
+    people = [p for r in active for p in (r.user1_invitation_id, r.user2_invitation_id)]
+    people.append(waiting[0].user1_invitation_id)
+    assert len(set(people)) == 21 and all(r.user1_invitation_id != r.user2_invitation_id for r in active)
+    assert sorted(r.number for r in active) == list(range(10))
+    # Each person's answer named the session they are in.
+    assert sorted(got.values()).count(waiting[0].id) == 1
+
+
+def test_a_waiting_person_who_left_is_not_paired(ch):
+    a, b, c = ch.collection("hh", None, n_codes=3, human_human=True)
+    s_a = ch.start(a, "", "hh").json()
+    ch.tick(31)  # a's page stopped calling: a is gone
+    s_b = ch.start(b, "", "hh").json()
+    assert s_b["status"] == "waiting" and s_b["id"] != s_a["id"]
+    assert ch.call("GET", f"/api/collections/hh/sessions/{s_a['id']}", a).json()["status"] == "abandoned"
+    s_c = ch.start(c, "", "hh").json()
+    assert s_c["id"] == s_b["id"] and s_c["status"] == "active"
+
+
+def _until(ws, kind, pred=lambda m: True):
+    for _ in range(50):
+        m = ws.receive_json()
+        if m["type"] == kind and pred(m):
+            return m
+    raise AssertionError(f"no {kind} message")
+
+
+def test_chat_over_the_websocket(ch):
+    u1, u2, other = ch.collection("hh", None, n_codes=3, human_human=True)
+    [c1_code] = ch.collection("c1", "builtin:echo", n_codes=1)
+    path = "/api/collections/hh/ws"
+    with ch.client.websocket_connect(path) as bad:
+        bad.send_json({"type": "auth", "code": c1_code})
+        m = bad.receive_json()
+        assert m["type"] == "error" and m["status"] == 401
+    with ch.client.websocket_connect(path) as w1:
+        w1.send_json({"type": "auth", "code": u1, "name": "Ann"})
+        s = _until(w1, "state")["session"]
+        assert s["status"] == "waiting" and s["you"] == "USER1"
+        with ch.client.websocket_connect(path, headers={"Authorization": f"Bearer {u2}"}) as w2:
+            s2 = _until(w2, "state")["session"]
+            assert s2["status"] == "active" and s2["you"] == "USER2" and s2["dialogue_id"] == "human00000"
+            assert s2["next"] == "USER1"
+            s1 = _until(w1, "state", lambda m: m["session"]["status"] == "active")["session"]
+            assert s1["id"] == s2["id"] and s1["next"] == "USER1"
+            w2.send_json({"type": "turn", "utterance": "me first?"})
+            assert "not your turn" in _until(w2, "error")["detail"]
+            w1.send_json({"type": "turn", "utterance": "<script>alert(1)</script> hi"})
+            for w in (w1, w2):
+                t = _until(w, "turn")["turn"]
+                assert (t["position"], t["speaker"], t["utterance"]) == (1, "USER1", "<script>alert(1)</script> hi")
+            w2.send_json({"type": "turn", "utterance": "hello"})
+            for w in (w1, w2):
+                assert _until(w, "turn")["turn"]["speaker"] == "USER2"
+            # The JSON API sees the same chat (and refuses the third person).
+            assert ch.call("GET", f"/api/collections/hh/sessions/{s1['id']}", other).status_code == 404
+            got = ch.call("GET", f"/api/collections/hh/sessions/{s1['id']}", u1).json()
+            assert [t["utterance"] for t in got["turns"]] == ["<script>alert(1)</script> hi", "hello"]
+            w2.send_json({"type": "end"})
+            for w in (w1, w2):
+                s = _until(w, "state", lambda m: m["session"]["status"] == "ended")["session"]
+                assert s["end_reason"] == "ended by USER2"
+
+
+def test_pairing_is_exact_across_worker_processes(db_url):
+    """`dialeval serve --workers 2`: people arriving at once on two processes are paired exactly once."""
+    ch = Chats(db_url)
+    try:
+        codes = ch.collection("hh", None, n_codes=20, human_human=True)
+    finally:
+        ch.close()
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-m", "dialeval", "serve", "--database-url", db_url, "--port", str(port),
+                             "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(base + "/api/tasks", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline and proc.poll() is None, "the server did not start"
+            time.sleep(0.2)
+        got: dict[str, int] = {}
+
+        def go(code: str) -> None:
+            r = httpx.post(f"{base}/api/collections/hh/sessions", json={"name": ""}, timeout=30,
+                           headers={"Authorization": f"Bearer {code}"})
+            got[code] = r.status_code
+
+        threads = [threading.Thread(target=go, args=(c,)) for c in codes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert sorted(set(got.values())) == [201] and len(got) == 20
+    db = Database(db_url)
+    try:
+        with db.read() as s:
+            rows = s.scalars(select(ChatSession)).all()
+    finally:
+        db.dispose()
+    assert sorted(r.status for r in rows) == ["active"] * 10
+    people = [p for r in rows for p in (r.user1_invitation_id, r.user2_invitation_id)]
+    assert len(set(people)) == 20 and sorted(r.number for r in rows) == list(range(10))
+
+
+def test_websocket_refusals(ch):
+    [u1] = ch.collection("hh", None, n_codes=1, human_human=True)
+    from starlette.websockets import WebSocketDisconnect
+
+    for first in ("not json", '{"type": "turn", "utterance": "hi"}', "[1, 2]"):
+        with ch.client.websocket_connect("/api/collections/hh/ws") as w:
+            w.send_text(first)
+            with pytest.raises(WebSocketDisconnect) as e:
+                w.receive_json()
+            assert e.value.code == 4401
+    with ch.client.websocket_connect("/api/collections/hh/ws") as w:
+        w.send_json({"type": "auth", "code": u1, "name": "<script>"})
+        m = w.receive_json()
+        assert m["type"] == "error" and m["status"] == 422 and "nickname" in m["detail"]
+    with ch.client.websocket_connect("/api/collections/hh/ws") as w:
+        w.send_json({"type": "auth", "code": u1})
+        assert _until(w, "state")["session"]["status"] == "waiting"
+        for bad in ({"type": "turn", "utterance": "too early"}, {"type": "nope"}, {"type": "turn", "utterance": 5}):
+            w.send_json(bad)
+            assert _until(w, "error")["status"] in (409, 422)
+    # Closing the page while waiting gives the place up.
+    for _ in range(40):
+        with ch.db.read() as s:
+            statuses = [r.status for r in s.scalars(select(ChatSession))]
+        if statuses == ["abandoned"]:
+            break
+        time.sleep(0.05)
+    assert statuses == ["abandoned"]

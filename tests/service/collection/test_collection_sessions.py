@@ -1,0 +1,58 @@
+"""The pure policy of a chat (dialeval.service.collection.sessions): turn-taking, limits, names, utterances."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from dialeval.io.wochat import ID_PATTERN
+from dialeval.service.collection import sessions as S
+from dialeval.service.errors import Conflict, Invalid
+
+
+def test_turn_taking_alternates_and_stops_at_the_limit():
+    assert [S.next_speaker(False, ["X"] * n) for n in range(4)] == ["USER", "SYSTEM", "USER", "SYSTEM"]
+    assert [S.next_speaker(True, ["X"] * n) for n in range(3)] == ["USER1", "USER2", "USER1"]
+    S.check_turn(False, "active", [], "USER", 4)
+    with pytest.raises(Conflict, match="engine's reply"):
+        S.check_turn(False, "active", ["USER"], "USER", 4)
+    with pytest.raises(Conflict, match="other person"):
+        S.check_turn(True, "active", [], "USER2", 4)
+    with pytest.raises(Conflict, match="limit of 2 turns"):
+        S.check_turn(False, "active", ["USER", "SYSTEM"], "USER", 2)
+    for status, msg in (("waiting", "nobody has joined"), ("ended", "is ended"), ("abandoned", "is abandoned")):
+        with pytest.raises(Conflict, match=msg):
+            S.check_turn(True, status, [], "USER1", 4)
+    assert S.awaiting_reply(False, "active", ["USER"], 4) and not S.awaiting_reply(False, "active", ["USER"], 1)
+    assert not S.awaiting_reply(True, "active", ["USER1"], 4)
+
+
+def test_alive_window():
+    t = datetime(2026, 1, 1, tzinfo=UTC)
+    assert S.is_alive(t, t + S.WAIT_ALIVE) and not S.is_alive(t, t + S.WAIT_ALIVE + timedelta(seconds=1))
+    assert not S.is_alive(None, t)
+
+
+def test_ids_and_names():
+    for name in ("IRIS", "bot", "TickTock", "a.b-c", "x"):
+        assert ID_PATTERN.match(S.dialogue_id(S.check_engine_name(name), 7))
+    for bad in ("gpt4", "1bot", "my_bot", "human", "HUMAN", "", "a b", "x" * 33, "<b>"):
+        with pytest.raises(Invalid):
+            S.check_engine_name(bad)
+    assert S.dialogue_id("IRIS", 99999) == "IRIS99999"
+    with pytest.raises(Conflict, match="5 digits"):
+        S.dialogue_id("IRIS", 100000)
+    assert S.check_person_name("  Ann   Lee ") == "Ann Lee" and S.check_person_name("") == ""
+    assert S.check_person_name("O'Neil-Smith Jr") == "O'Neil-Smith Jr" and S.check_person_name("李") == "李"
+    for bad in ("user_name", "<script>", "-ann", "a" * 41, "ann\x00", 5, None):
+        with pytest.raises(Invalid):
+            S.check_person_name(bad)
+
+
+def test_utterances():
+    assert S.clean_utterance("  a\r\nb\rc \n") == "a\nb\nc"
+    for bad in ("", " \n ", "a\x00", "a\x1b", "a\ud800", "x" * 2001, None, 3):
+        with pytest.raises(Invalid):
+            S.clean_utterance(bad)
+    assert S.clean_utterance("<script>alert(1)</script>") == "<script>alert(1)</script>"  # stored as written
