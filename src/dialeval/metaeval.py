@@ -10,7 +10,6 @@ bootstrap interval, pairs used) at dialogue level and, when the dialogues name t
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,8 +18,9 @@ import numpy as np
 
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
-from dialeval.io._files import as_path, load_json_document
+from dialeval.io._files import as_path, load_json_document, read_bounded
 from dialeval.io.atomic import atomic_path
+from dialeval.io.text import csv_rows
 from dialeval.stats import correlate
 
 AGGREGATES = {"mean": np.mean, "median": np.median, "min": np.min, "max": np.max}
@@ -89,12 +89,14 @@ def dimension_means(corpus: Corpus, dimensions: list[str] | None = None) -> dict
     return out
 
 
-def load_scores(path: str | Path, *, aggregate: str = "mean") -> dict[str, float]:
+def load_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | None = None) -> dict[str, float]:
     """Per-dialogue automatic scores from a file, turn scores aggregated per dialogue.
 
     Layouts: CSV with a header ``id,score`` or ``id,turn,score``; JSON array of ``{"id", "score"}`` or
     ``{"id", "turns": [{"turn", "score"}, ...]}``. Scores are finite numbers; an id met twice at dialogue
-    level is an error.
+    level is an error. Text is UTF-8 (with or without BOM) or UTF-16 with BOM (:mod:`dialeval.io.text`); the
+    CSV delimiter is ``delimiter`` or sniffed from the header (``,`` ``;`` tab ``|``); where it is not ``,``
+    a decimal comma (``0,5``) is read as a decimal point.
     """
     _check_aggregate(aggregate)
     p = as_path(path, "scores")
@@ -112,19 +114,23 @@ def load_scores(path: str | Path, *, aggregate: str = "mean") -> dict[str, float
         return x
 
     if p.suffix.lower() == ".csv":
-        with p.open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            cols = reader.fieldnames or []
-            if "id" not in cols or "score" not in cols:
-                raise DialevalError(f"CSV columns {cols} must include id and score (and optionally turn)", file=file)
-            for n, row in enumerate(reader, start=2):
-                did = row["id"]
-                if "turn" in cols and row.get("turn") not in (None, ""):
-                    per.setdefault(did, []).append(num(row["score"], did, f"line {n}"))
-                else:
-                    if did in direct:
-                        raise DialevalError("dialogue score given twice", file=file, dialogue=did, field=f"line {n}")
-                    direct[did] = num(row["score"], did, f"line {n}")
+        cols, rows, delim = csv_rows(read_bounded(p), file, delimiter)
+        decimal_comma = delim != ","  # '0,5' is a number where the delimiter is not ','
+        if "id" not in cols or "score" not in cols:
+            raise DialevalError(f"the CSV's columns are {', '.join(map(repr, cols)) or 'none'}; expected id and score "
+                                "(and optionally turn)" + ("" if delimiter else ", separated by one of , ; tab |"),
+                                file=file)
+        for n, row in enumerate(rows, start=2):
+            did = row.get("id", "")
+            raw = row.get("score")
+            if decimal_comma and isinstance(raw, str):
+                raw = raw.replace(",", ".")
+            if "turn" in cols and row.get("turn") not in (None, ""):
+                per.setdefault(did, []).append(num(raw, did, f"line {n}"))
+            else:
+                if did in direct:
+                    raise DialevalError("dialogue score given twice", file=file, dialogue=did, field=f"line {n}")
+                direct[did] = num(raw, did, f"line {n}")
     else:
         data = load_json_document(p)
         if not isinstance(data, list):

@@ -25,6 +25,7 @@ import orjson
 
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import write_bytes
+from dialeval.io.text import utf8_bytes
 
 STREAM_THRESHOLD = 4 * 1024 * 1024
 """Files larger than this (bytes) are streamed."""
@@ -109,7 +110,7 @@ def parse_json(data: bytes, name: str | None, byte_offset: int = 0, line_offset:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as u:
-        raise DialevalError(f"not UTF-8 text (byte {byte_offset + u.start}); JSON files must be UTF-8",
+        raise DialevalError(f"not UTF-8 text (byte {byte_offset + u.start}); save the file as UTF-8",
                             file=name) from None
     try:
         return json.loads(text)
@@ -127,7 +128,7 @@ def _load_small(path: Path) -> list:
 
 def parse_bytes(data: bytes, *, file: str | None = None) -> list:
     """The elements of a JSON array given as bytes (a file read whole, an uploaded run named ``file``)."""
-    data = data.removeprefix(_BOM)
+    data = utf8_bytes(data, file)
     if not data.strip(_WS):
         raise DialevalError("the file is empty; expected an array of dialogues", file=file)
     obj = parse_json(data, file)
@@ -188,6 +189,9 @@ def _stream(path: Path) -> Iterator[object]:
         buf = fh.read(CHUNK)
         while (len(buf) < len(_BOM) or not buf.removeprefix(_BOM).lstrip(_WS)) and (more := fh.read(CHUNK)):
             buf += more
+        if utf8_bytes(buf[:4], name, partial=True) != buf[:4].removeprefix(_BOM):  # UTF-16: decode it whole
+            yield from parse_bytes(buf + fh.read(), file=name)
+            return
         buf = buf.removeprefix(_BOM)
         start = len(buf) - len(buf.lstrip(_WS))
         if not buf[start:].startswith(b"["):
