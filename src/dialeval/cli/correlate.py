@@ -22,6 +22,7 @@ from dialeval.metaeval import (
     plot_correlations,
     turn_scale_scores,
 )
+from dialeval.report.tables import p_text
 from dialeval.stats import METHODS
 
 Aggregate = choice_enum("Aggregate", list(AGGREGATES))
@@ -45,6 +46,8 @@ def register(app: typer.Typer) -> None:
         against: str | None = typer.Option(None, help="Use this dialogue-level dimension as the automatic side "
                                            "(e.g. 'human (overall)'), correlated with every other one."),
         aggregate: Aggregate = typer.Option("mean", help="Turn scores -> one per dialogue."),  # type: ignore[valid-type]
+        delimiter: str | None = typer.Option(None, "--delimiter", help="CSV scores: the field delimiter (one "
+                                             "character, or 'tab'); default: sniffed from the header."),
         dimension: list[str] | None = typer.Option(None, "--dimension", help="Only these dimensions (repeatable)."),
         level: list[Level] | None = typer.Option(None, "--level", help="dialogue and/or system (default: both "  # type: ignore[valid-type]
                                                  "when dialogues name their system)."),
@@ -69,7 +72,8 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("give one of --scores, --turn-scale, --against")
         agg = v(aggregate)
         if scores is not None:
-            auto, label = load_scores(scores, aggregate=agg), f"scores of {scores.name} ({agg} over turns)"
+            auto = load_scores(scores, aggregate=agg, delimiter=delimiter)
+            label = f"scores of {scores.name} ({agg} over turns)"
         elif against is not None:
             auto, label = dimension_means(corpus, [against])[against], f"{against} (mean over raters)"
         else:
@@ -102,7 +106,7 @@ def register(app: typer.Typer) -> None:
         for col in ("level", "dimension", "method", "coef", "p-value", f"{int(ci_level * 100)}% CI", "n", "dropped"):
             t.add_column(col, justify="left" if col in ("level", "dimension", "method") else "right")
         for r in table.rows:
-            t.add_row(r.level, r.dimension, r.method, fmt_num(r.statistic, 3), f"{r.pvalue:.2g}",
+            t.add_row(r.level, r.dimension, r.method, fmt_num(r.statistic, 3), p_text(r.pvalue),
                       f"[{fmt_num(r.ci_low, 3)}, {fmt_num(r.ci_high, 3)}]", str(r.n), str(r.n_dropped))
         tables.print(t)
         out.print(f"intervals: {s['ci_method']}, B = {s['B']}, seed {s['seed']}; p-values two-sided (scipy); "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from enum import StrEnum
 from pathlib import Path
@@ -11,6 +10,7 @@ import typer
 from rich.table import Table
 
 from dialeval.cli._common import choice_enum, out, warn_coverage
+from dialeval.cli._corpus_io import fmt_num, print_json
 from dialeval.cli.turn_evaluate import AVERAGES, evaluate_other_corpus, is_other_corpus
 from dialeval.measures import get as get_measure
 from dialeval.measures.ordinal import VARIANTS
@@ -32,7 +32,11 @@ class Display(StrEnum):
 
 def summary_table(summary: dict, title: str, display: str = "raw") -> Table:
     """A rich table of an evaluate summary; headers come from the measure registry."""
-    tf = (lambda v: -math.log2(v) if v > 0 else math.inf) if display == "neglog2" else (lambda v: v)
+    def tf(v: float) -> str:  # a mean of 0 has no finite -log2: 'n/a (mean 0)', never 'inf'
+        if display == "neglog2":
+            return fmt_num(-math.log2(v), 6) if v > 0 else ("n/a (mean 0)" if v == 0 else "n/a")
+        return fmt_num(v, 6)
+
     note = " (-log2 of the mean: higher is better)" if display == "neglog2" else " (lower is better)"
     table = Table(title=title + note, title_justify="left")
     table.add_column("subtask")
@@ -44,7 +48,7 @@ def summary_table(summary: dict, title: str, display: str = "raw") -> Table:
             name = f"{m.upper()} ({get_measure(m).title})"
             items = v.items() if isinstance(v, dict) else [("", v)]
             for key, val in items:
-                table.add_row(subtask, name, key, f"{tf(val):.6f}")
+                table.add_row(subtask, name, key, tf(val))
     return table
 
 
@@ -81,7 +85,7 @@ def register(app: typer.Typer) -> None:
             s.to_csv(per_dialogue)
         summary = s.summary()
         if format == OutFormat.json:
-            print(json.dumps(summary, indent=2))
+            print_json(summary)
         else:
             out.print(summary_table(summary, f"{submission.name} vs {gold.name}", display.value))
             d = summary["dialogues"]

@@ -110,7 +110,7 @@ def parse_json(data: bytes, name: str | None, byte_offset: int = 0, line_offset:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as u:
-        raise DialevalError(f"not UTF-8 text (byte {byte_offset + u.start}); save the file as UTF-8",
+        raise DialevalError(f"not UTF-8 text (byte {byte_offset + u.start}); JSON files must be UTF-8",
                             file=name) from None
     try:
         return json.loads(text)
@@ -225,7 +225,48 @@ def _stream(path: Path) -> Iterator[object]:
             buf += chunk
 
 
+UNDEFINED_POLICY = ("An undefined value (NaN, or an infinity from a division by zero) is never written: it is null in "
+                    "JSON, an empty cell in CSV and 'n/a' in tables and reports.")
+"""What every dialeval writer does with a value that is not a finite number (see :func:`finite`)."""
+
+
+def finite(obj: object) -> object:
+    """``obj`` with every non-finite float (NaN, +-inf) replaced by None; numpy scalars and arrays as lists.
+
+    Examples
+    --------
+    >>> finite({"a": float("nan"), "b": [1.5, float("inf")], "c": np.float64(2.0)})
+    {'a': None, 'b': [1.5, None], 'c': 2.0}
+    """
+    if isinstance(obj, float | np.floating):
+        return float(obj) if np.isfinite(obj) else None
+    if isinstance(obj, np.integer | np.bool_):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return finite(obj.tolist())
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def json_text(obj: object, *, indent: int | None = 2) -> str:
+    """JSON text with undefined values as null (:func:`finite`), serialised strictly: a NaN or infinity that
+    slipped through raises ``ValueError`` instead of being written as the non-JSON ``NaN``.
+
+    Examples
+    --------
+    >>> json_text({"jsd": float("nan"), "n": 3}, indent=None)
+    '{"jsd": null, "n": 3}'
+    """
+    return json.dumps(finite(obj), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
 def dump_json(obj: object, path: str | os.PathLike, *, indent: bool = True) -> None:
-    """Write JSON atomically (a temporary file renamed into place): nothing half-written on failure."""
+    """Write JSON atomically (a temporary file renamed into place): nothing half-written on failure.
+
+    orjson writes a NaN or an infinity as null, never as the non-JSON ``NaN`` (:data:`UNDEFINED_POLICY`).
+    """
     data = orjson.dumps(obj, option=(orjson.OPT_INDENT_2 if indent else 0) | orjson.OPT_SERIALIZE_NUMPY)
     write_bytes(path, data + b"\n")
