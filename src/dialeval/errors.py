@@ -59,3 +59,17 @@ def describe(value: object, limit: int = 60) -> str:
     """A short repr of a received value for error messages."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def suggest(name: object, allowed: object) -> str:
+    """``"; did you mean 'x'?"`` naming the allowed name closest to ``name`` (difflib), or ``""``.
+
+    Examples
+    --------
+    >>> suggest("quaility", ["id", "quality", "nugget"]), suggest("zzz", ["id"])
+    ("; did you mean 'quality'?", '')
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(a) for a in allowed], n=1, cutoff=0.6)  # type: ignore[attr-defined]
+    return f"; did you mean {close[0]!r}?" if close else ""

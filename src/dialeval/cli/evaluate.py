@@ -12,6 +12,8 @@ from rich.table import Table
 from dialeval.cli._common import choice_enum, out, warn_coverage
 from dialeval.cli._corpus_io import fmt_num, print_json
 from dialeval.cli.turn_evaluate import AVERAGES, evaluate_other_corpus, is_other_corpus
+from dialeval.errors import DialevalError
+from dialeval.io.detect import detect, probe
 from dialeval.measures import get as get_measure
 from dialeval.measures.ordinal import VARIANTS
 from dialeval.scoring import score
@@ -52,6 +54,29 @@ def summary_table(summary: dict, title: str, display: str = "raw") -> Table:
     return table
 
 
+def _format_of(path: Path) -> str | None:
+    try:
+        return detect(path)
+    except DialevalError:
+        return None
+
+
+def check_not_swapped(submission: Path, gold: Path) -> None:
+    """Refuse ``evaluate GOLD RUN``: the first file holds annotated dialogues and the second no corpus at all.
+
+    A gold-as-run check (``evaluate gold.json gold.json``) is not a swap: both files are corpora.
+    """
+    if not submission.exists() or not gold.exists():
+        return
+    first = _format_of(submission)
+    if first is None or _format_of(gold) is not None:
+        return
+    if first in ("stc3", "dbdc") and not submission.is_dir() and '"annotations"' not in probe(submission).head:
+        return  # dialogues without labels (a test set, a DBDC3 labels file): not a gold
+    raise DialevalError(f"the arguments look swapped: {submission} holds annotated dialogues (a {first} gold) and "
+                        f"{gold} does not; the order is `dialeval evaluate RUN GOLD`")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("evaluate")
     def evaluate_cmd(
@@ -74,6 +99,7 @@ def register(app: typer.Typer) -> None:
         For a gold corpus of another format (DBDC, WOCHAT, ConTurE, DSTC9), score its scales' distributions:
         JSD and MSE, plus NMD and RSNOD for ordinal scales (see `dialeval.turnscoring`).
         """
+        check_not_swapped(submission, gold)
         if is_other_corpus(gold):
             return evaluate_other_corpus(submission, gold, strict=strict, rsnod_variant=getattr(
                 rsnod_variant, "value", rsnod_variant), average=getattr(average, "value", average), blocks=blocks,

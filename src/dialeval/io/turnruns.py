@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dialeval.distributions import Distributions
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, describe, suggest
 from dialeval.io._files import as_path, files_in, load_json_document
 from dialeval.io.dbdc import BREAKDOWN, BREAKDOWN_LEVELS
 from dialeval.io.runs import read_distribution
@@ -140,7 +140,8 @@ def read_turn_run(source: object, gold: dict[str, Distributions]) -> TurnRun:
             items.extend((pos, k, v, f"turns[{j}].{k}") for k, v in t.items() if k not in ("turn", "n"))
         for pos, name, dist, where in items:
             if name not in gold:
-                raise DialevalError(f"scale {name!r} is not in the gold; its scales are " + ", ".join(gold),
+                raise DialevalError(f"scale {name!r} is not in the gold{suggest(name, gold)}; its scales are "
+                                    + ", ".join(gold),
                                     file=file, dialogue=did, field=where)
             g = gold[name]
             if (pos is None) != (g.turns is None):
