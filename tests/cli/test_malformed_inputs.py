@@ -158,7 +158,7 @@ def _materialise(root: Path, files: dict) -> None:
 
 
 def _run(case: tuple, root: Path) -> tuple:
-    name, files, cmd, _ = case
+    _name, files, cmd, _ = case
     d = root / f"case{ROWS.index(case):02d}"
     d.mkdir()
     _materialise(d, files)
