@@ -21,6 +21,7 @@ from dialeval.errors import DialevalError, describe
 from dialeval.io._files import as_path, load_json_document, read_bounded
 from dialeval.io.atomic import atomic_path
 from dialeval.io.text import csv_rows
+from dialeval.progress import track
 from dialeval.stats import correlate
 
 AGGREGATES = {"mean": np.mean, "median": np.median, "min": np.min, "max": np.max}
@@ -201,12 +202,14 @@ def system_means(values: dict[str, float], systems: dict[str, str]) -> dict[str,
 def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, float]], *,
                           systems: dict[str, str] | None = None, levels: tuple[str, ...] = ("dialogue", "system"),
                           methods: tuple[str, ...] = DEFAULT_METHODS, B: int = 2000, seed: int = 0,
-                          ci_level: float = 0.95, label: str = "auto") -> CorrelationTable:
+                          ci_level: float = 0.95, label: str = "auto",
+                          progress: bool | None = None) -> CorrelationTable:
     """Correlate per-dialogue automatic scores with each human dimension (per-dialogue means).
 
     Pairs are the dialogues present on both sides (``n``; ``n_dropped`` counts dialogues with an automatic score
     but no rating on that dimension). At system level the values are the means over each system's dialogues
-    that have both; system level is skipped without ``systems``.
+    that have both; system level is skipped without ``systems``. The bootstraps show a progress bar on stderr
+    (``progress``: see :func:`dialeval.progress.enabled`).
     """
     for lv in levels:
         if lv not in LEVELS:
@@ -214,24 +217,22 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
     if not auto:
         raise DialevalError("no automatic score to correlate")
     rows: list[CorrelationRow] = []
-    for lv in levels:
-        if lv == "system" and not systems:
-            continue
-        for dim, hv in human.items():
-            ids = [i for i in auto if i in hv]
-            if lv == "dialogue":
-                keys = list(auto)
-                x = [auto[i] for i in keys]
-                y = [hv.get(i) for i in keys]
-            else:
-                a = system_means({i: auto[i] for i in ids}, systems)
-                h = system_means({i: hv[i] for i in ids}, systems)
-                keys = sorted(a)
-                x, y = [a[k] for k in keys], [h.get(k) for k in keys]
-            for method in methods:
-                c = correlate(x, y, method, level=ci_level, B=B, seed=seed)  # type: ignore[arg-type]
-                rows.append(CorrelationRow(lv, dim, method, c.statistic, c.pvalue, c.ci.low, c.ci.high, c.n,
-                                           c.n_dropped))
+    jobs = [(lv, dim, hv) for lv in levels if lv != "system" or systems for dim, hv in human.items()]
+    for lv, dim, hv in track(jobs, f"bootstrap (B = {B})", progress=progress):
+        ids = [i for i in auto if i in hv]
+        if lv == "dialogue":
+            keys = list(auto)
+            x = [auto[i] for i in keys]
+            y = [hv.get(i) for i in keys]
+        else:
+            a = system_means({i: auto[i] for i in ids}, systems)
+            h = system_means({i: hv[i] for i in ids}, systems)
+            keys = sorted(a)
+            x, y = [a[k] for k in keys], [h.get(k) for k in keys]
+        for method in methods:
+            c = correlate(x, y, method, level=ci_level, B=B, seed=seed)  # type: ignore[arg-type]
+            rows.append(CorrelationRow(lv, dim, method, c.statistic, c.pvalue, c.ci.low, c.ci.high, c.n,
+                                       c.n_dropped))
     from dialeval import __version__
     settings = {"auto": label, "methods": list(methods), "B": B, "seed": seed, "ci_level": ci_level,
                 "ci_method": "percentile bootstrap over pairs", "dialogues_with_auto_score": len(auto),

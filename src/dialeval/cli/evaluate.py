@@ -9,12 +9,11 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, out, warn_coverage
+from dialeval.cli._common import choice_enum, measure_legend, out, warn_coverage, wrap
 from dialeval.cli._corpus_io import fmt_num, print_json
 from dialeval.cli.turn_evaluate import AVERAGES, evaluate_other_corpus, is_other_corpus
 from dialeval.errors import DialevalError
 from dialeval.io.detect import detect, probe
-from dialeval.measures import get as get_measure
 from dialeval.measures.ordinal import VARIANTS
 from dialeval.scoring import score
 
@@ -40,6 +39,7 @@ def summary_table(summary: dict, title: str, display: str = "raw") -> Table:
         return fmt_num(v, 6)
 
     note = " (-log2 of the mean: higher is better)" if display == "neglog2" else " (lower is better)"
+    # short measure labels; the long names once, in the legend under the table (measure_legend)
     table = Table(title=title + note, title_justify="left")
     table.add_column("subtask")
     table.add_column("measure")
@@ -47,7 +47,7 @@ def summary_table(summary: dict, title: str, display: str = "raw") -> Table:
     table.add_column("mean", justify="right")
     for subtask in ("quality", "nugget"):
         for m, v in summary.get(subtask, {}).items():
-            name = f"{m.upper()} ({get_measure(m).title})"
+            name = m.upper()
             items = v.items() if isinstance(v, dict) else [("", v)]
             for key, val in items:
                 table.add_row(subtask, name, key, tf(val))
@@ -93,6 +93,8 @@ def register(app: typer.Typer) -> None:
         average: Average = typer.Option("dialogue", help="Other corpora: mean of dialogue means, or over "  # type: ignore[valid-type]
                                         "turns (DBDC3's script)."),
         blocks: bool = typer.Option(False, "--blocks", help="Other corpora: score utterance blocks."),
+        dbdc_threshold: float = typer.Option(0.0, "--dbdc-threshold", help="DBDC gold: a gold label needs at "
+                                             "least this share of annotators (DBDC3 eval.py's -t), in [0, 1]."),
     ) -> None:
         """Score DQ (NMD, RSNOD per A/S/E) and ND (JSD, RNSS) of SUBMISSION against GOLD.
 
@@ -103,7 +105,7 @@ def register(app: typer.Typer) -> None:
         if is_other_corpus(gold):
             return evaluate_other_corpus(submission, gold, strict=strict, rsnod_variant=getattr(
                 rsnod_variant, "value", rsnod_variant), average=getattr(average, "value", average), blocks=blocks,
-                per_dialogue=per_dialogue, format=format.value)
+                per_dialogue=per_dialogue, format=format.value, threshold=dbdc_threshold)
         s = score(str(submission), str(gold), alpha=alpha, strict=strict,
                   rsnod_variant=getattr(rsnod_variant, "value", rsnod_variant))
         warn_coverage(submission, s.extra_ids, s.missing_ids, strict=strict, worst="1.0")
@@ -114,6 +116,8 @@ def register(app: typer.Typer) -> None:
             print_json(summary)
         else:
             out.print(summary_table(summary, f"{submission.name} vs {gold.name}", display.value))
+            out.print(measure_legend(m for st in ("quality", "nugget") for m in summary.get(st, {})), markup=False)
             d = summary["dialogues"]
-            out.print(f"dialogues: {d['scored']} scored, {d['missing']} missing, {d['extra']} extra; "
-                      f"alpha {alpha}, strict {strict}, rsnod variant {summary['settings']['rsnod_variant']}")
+            out.print(wrap(f"dialogues: {d['scored']} scored, {d['missing']} missing, {d['extra']} extra; "
+                           f"alpha {alpha}, strict {strict}, rsnod variant {summary['settings']['rsnod_variant']}"),
+                      markup=False)
