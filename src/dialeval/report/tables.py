@@ -130,6 +130,9 @@ def render_markdown(c: Comparison) -> dict[str, str]:
                          [[column_label(a.first), column_label(a.second), _num(a.tau.statistic, 3),
                            f"[{_num(a.tau.ci.low, 3)}, {_num(a.tau.ci.high, 3)}]", p_text(a.tau.pvalue)]
                           for a in c.agreement], "llrrr")
+    fig = c.settings.get("figure")
+    if fig:
+        out += ["", "## Figure", "", f"![Run means per measure]({fig['files'][0]})", "", fig["caption"]]
     if c.notes:
         out += ["", "## Notes", ""] + [f"- {n}" for n in c.notes]
     return {"": "\n".join(out) + "\n"}
@@ -213,6 +216,12 @@ def render_latex(c: Comparison) -> dict[str, str]:
         out += [f"{tex(column_label(a.first))} & {tex(column_label(a.second))} & {_num(a.tau.statistic, 3)} & "
                 f"[{_num(a.tau.ci.low, 3)}, {_num(a.tau.ci.high, 3)}] \\\\" for a in c.agreement]
         out += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
+    fig = c.settings.get("figure")
+    if fig:
+        stem = fig["files"][0].rsplit(".", 1)[0]
+        out += ["% the figure needs \\usepackage{graphicx}", "\\begin{figure}[htbp]", "\\centering",
+                f"\\includegraphics[width=\\textwidth]{{{tex(stem)}}}", f"\\caption{{{tex(fig['caption'])}}}",
+                "\\end{figure}", ""]
     return {"": "\n".join(out)}
 
 
