@@ -26,7 +26,7 @@ from dialeval.stats.correlation import (
     kendall_rows_pairs,
     tau_from_bootstrap,
 )
-from dialeval.stats.randomization import TUKEY_TEST, TukeyHSD, auto_progress, tukey_from_matrix
+from dialeval.stats.randomization import TUKEY_TEST, TukeyHSD, auto_progress, permutation_null_multi, tukey_from_null
 
 RUN_INTERVAL = "percentile bootstrap over dialogues"
 EFFECT_SIZE = "ES_E = |diff| / sqrt(V_E), V_E from two-way ANOVA without replication"
@@ -281,7 +281,9 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
     k = len(arrays)
     with _progress.bar(f"Tukey HSD ({k} measure(s), {m} runs, B={B})", k * B,
                        progress=auto_progress(progress, float(k) * B * n * m)) as bar:
-        tukeys = {name: tukey_from_matrix(X, B, key, bar.advance) for name, X in arrays.items()}
+        # one pass of permutations for every measure: the same draws K separate calls with this key would make
+        nulls = permutation_null_multi(np.stack(list(arrays.values()), axis=2), B, key, bar.advance)
+        tukeys = {name: tukey_from_null(X, nulls[:, q], key) for q, (name, X) in enumerate(arrays.items())}
     boot = bootstrap_column_means(np.hstack(list(arrays.values())), B, np.random.default_rng(key))
     boots = {name: boot[:, i * m:(i + 1) * m] for i, name in enumerate(arrays)}
     # One group-letter style for the whole comparison: letters run together ("abc") unless some measure has

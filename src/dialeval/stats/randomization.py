@@ -114,6 +114,38 @@ def permutation_null(X: np.ndarray, B: int, key: int, advance: Callable[[int], o
     return out
 
 
+def permutation_null_multi(Xs: np.ndarray, B: int, key: int, advance: Callable[[int], object] | None = None,
+                           threads: int | None = None) -> np.ndarray:
+    """:func:`permutation_null` of K matrices of one shape at once (``Xs``: n x m x K), a B x K array.
+
+    Column q equals ``permutation_null(Xs[:, :, q], B, key)`` exactly: every matrix gets iteration b's
+    permutations of ``key``, drawn once for all of them (:func:`dialeval.stats._kernels.hsd_chunk_multi`).
+    ``advance(k)`` counts k iterations of every matrix (``K * iterations``).
+    """
+    from dialeval.stats._kernels import MAX_RUNS, hsd_chunk_multi
+    n, m, K = Xs.shape
+    if m > MAX_RUNS:
+        raise DialevalError(f"X has {m} runs (columns); the randomised test handles at most {MAX_RUNS}")
+    Xc = np.ascontiguousarray(Xs, dtype=np.float64)
+    workers = default_threads() if threads is None else check_threads(threads)
+    out = np.empty((B, K))
+    step = max(1, min(B, _CHUNK_WORK // max(n * m * K, 1)))
+    k = np.uint64(key)
+
+    def block(lo: int, hi: int) -> None:
+        hsd_chunk_multi(Xc, k, lo, out[lo:hi])
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for start in range(0, B, step):
+            stop = min(B, start + step)
+            edges = np.linspace(start, stop, min(workers, stop - start) + 1).astype(int)
+            for f in [pool.submit(block, int(lo), int(hi)) for lo, hi in itertools.pairwise(edges)]:
+                f.result()
+            if advance is not None:
+                advance(K * (stop - start))
+    return out
+
+
 def pvalues_from_null(means: np.ndarray, null_sorted: np.ndarray, tol: float) -> np.ndarray:
     """``p[i, j] = #{b : null_b >= |means_i - means_j| - tol} / B``; 1 on the diagonal."""
     diff = np.abs(means[:, None] - means[None, :])
@@ -135,7 +167,13 @@ def tukey_from_matrix(X: np.ndarray, B: int, seed: Seed, advance: Callable[[int]
                       threads: int | None = None) -> TukeyHSD:
     """:func:`randomized_tukey_hsd` on an already checked matrix, reporting progress through ``advance``."""
     key = stream_key(seed)
-    null = np.sort(permutation_null(X, B, key, advance, threads))
+    return tukey_from_null(X, permutation_null(X, B, key, advance, threads), seed)
+
+
+def tukey_from_null(X: np.ndarray, null: np.ndarray, seed: Seed) -> TukeyHSD:
+    """The :class:`TukeyHSD` of ``X`` from its permutation null (unsorted, B values)."""
+    B = int(null.size)
+    null = np.sort(null)
     means = X.mean(axis=0)
     p = pvalues_from_null(means, null, tie_tolerance(X))
     return TukeyHSD(_readonly(means), _readonly(p), _readonly(null), int(X.shape[0]), B, seed_label(seed))
