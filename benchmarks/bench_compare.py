@@ -8,6 +8,7 @@ reports, plot. Prints the load average before and after: on a shared machine, ab
 
     python benchmarks/bench_compare.py
     python benchmarks/bench_compare.py --repeat 1 --B 2000
+    python benchmarks/bench_compare.py --baseline-src ../main/src   # also time another checkout, same run
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ def main() -> None:
     ap.add_argument("--dialogues", type=int, default=390)
     ap.add_argument("--B", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline-src", type=Path, help="also time the command with this src folder (e.g. the "
+                    "main branch), alternating with this checkout")
     a = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=SRC, DIALEVAL_PROGRESS="0")
     with tempfile.TemporaryDirectory() as tmp:
@@ -48,17 +51,27 @@ def main() -> None:
                "--out", str(t / "report"), "-f", "md", "-f", "json", "--plot", "-B", str(a.B)]
         subprocess.run([*cmd[:-2], "-B", "100"], check=True, env=env, capture_output=True)  # warm numba's cache
         print(f"before: {load()}; {os.cpu_count()} cores")
-        walls, cpus = [], []
+        sides = {"this checkout": env}
+        if a.baseline_src is not None:
+            sides[f"baseline {a.baseline_src}"] = dict(env, PYTHONPATH=str(a.baseline_src.resolve()))
+            subprocess.run([*cmd[:-2], "-B", "100"], check=True, env=sides[f"baseline {a.baseline_src}"],
+                           capture_output=True)
+        walls: dict[str, list[float]] = {k: [] for k in sides}
+        cpus: dict[str, list[float]] = {k: [] for k in sides}
         for _ in range(a.repeat):
-            c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t0 = time.perf_counter()
-            subprocess.run(cmd, check=True, env=env, capture_output=True)
-            walls.append(time.perf_counter() - t0)
-            c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpus.append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
-        print(f"dialeval compare <{a.runs} runs> --gold <{a.dialogues} dialogues> -f md -f json --plot -B {a.B}: "
-              f"best {min(walls):.2f} s wall of {a.repeat} (all: {', '.join(f'{w:.2f}' for w in walls)}); "
-              f"CPU time {min(cpus):.2f} s (user + system, all threads); target <= 4 s wall")
+            for side, side_env in sides.items():  # alternate, so that both sides see the same load
+                c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                t0 = time.perf_counter()
+                subprocess.run(cmd, check=True, env=side_env, capture_output=True)
+                walls[side].append(time.perf_counter() - t0)
+                c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpus[side].append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
+        print(f"dialeval compare <{a.runs} runs> --gold <{a.dialogues} dialogues> -f md -f json --plot -B {a.B}:")
+        for side in sides:
+            print(f"  {side}: best {min(walls[side]):.2f} s wall of {a.repeat} (all: "
+                  f"{', '.join(f'{w:.2f}' for w in walls[side])}); CPU {min(cpus[side]):.2f} s (user + system, "
+                  "all threads)")
+        print("  target: <= 4 s wall on an idle machine")
         sys.path.insert(0, SRC)
         from dialeval.report import compare_scored, plot_means, run_files, score_runs, write_report
 
