@@ -224,6 +224,9 @@ def test_tables_fit_80_columns_and_tiny_p(capsys):
     out = capsys.readouterr().out
     assert max(map(len, out.splitlines())) <= 80
     assert "JSD: Jensen-Shannon divergence" in out and out.count("Jensen-Shannon") == 1
+    assert cli(["corpus", "stats", str(DEMO_GOLD)]) == 0
+    out = capsys.readouterr().out
+    assert max(map(len, out.splitlines())) <= 80 and "nugget_customer" in out
 
 
 # --- item 12: correlate's bootstrap shows progress ------------------------------------------------------------
