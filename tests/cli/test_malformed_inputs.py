@@ -119,6 +119,21 @@ ROWS: list[tuple[str, dict, list[str], str]] = [
     ("DBDC: gold and run swapped", {"d1.log.json": DBDC_LOG, "run.json": [
         {"id": "d1", "turns": [{"turn": 1, "breakdown": {"O": 1}}]}]}, ["evaluate", "{d}/d1.log.json", "{d}/run.json"],
      "the arguments look swapped"),
+    ("DBDC: hard labels not an object", {"d1.log.json": DBDC_LOG, "run.json": [
+        {"id": "d1", "turns": [{"turn": 1, "breakdown": {"O": 1}, "labels": "X"}]}]}, DB,
+     "run.json: dialogue d1: turns[0].labels: 'labels' must be an object scale: level"),
+    ("DBDC: unknown hard label", {"d1.log.json": DBDC_LOG, "run.json": [
+        {"id": "d1", "turns": [{"turn": 1, "breakdown": {"O": 1}, "labels": {"breakdown": "x"}}]}]}, DB,
+     "run.json: dialogue d1: turns[0].labels.breakdown: hard label 'x' is not allowed; did you mean 'X'?"),
+    ("DBDC: threshold out of range", {"d1.log.json": DBDC_LOG, "run.json": [
+        {"id": "d1", "turns": [{"turn": 1, "breakdown": {"O": 1}}]}]}, [*DB, "--dbdc-threshold", "2"],
+     "threshold 2.0 is not allowed; allowed are numbers in [0, 1]"),
+    ("compare: --columns 0", {**GOLD, "a.json": DEMO_RUN, "b.json": DEMO_RUN},
+     ["compare", "{d}/a.json", "{d}/b.json", "--gold", "{d}/gold.json", "--out", "{d}/report", "--plot",
+      "--columns", "0"], "columns 0 is not allowed"),
+    ("compare: unknown --measures", {**GOLD, "a.json": DEMO_RUN, "b.json": DEMO_RUN},
+     ["compare", "{d}/a.json", "{d}/b.json", "--gold", "{d}/gold.json", "--out", "{d}/report", "--measures",
+      "nmdd"], "measure(s) 'nmdd' not among the score columns"),
     ("scores CSV: wrong columns", {"chatbot1.json": DSTC9, "scores.csv": b"dialogue;value\n0;1\n"}, CORR,
      "scores.csv: the CSV's columns are 'dialogue', 'value'; expected id and score"),
     ("scores CSV: not a number", {"chatbot1.json": DSTC9, "scores.csv": b"id,score\n0,abc\n"}, CORR,
