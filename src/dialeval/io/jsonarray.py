@@ -30,6 +30,8 @@ from dialeval.io.text import utf8_bytes
 STREAM_THRESHOLD = 4 * 1024 * 1024
 """Files larger than this (bytes) are streamed."""
 CHUNK = 1024 * 1024
+UTF16_MAX_BYTES = 256 * 1024 * 1024
+"""UTF-16 text is decoded whole (not streamed): larger files are refused with a hint to save them as UTF-8."""
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
 
@@ -190,6 +192,10 @@ def _stream(path: Path) -> Iterator[object]:
         while (len(buf) < len(_BOM) or not buf.removeprefix(_BOM).lstrip(_WS)) and (more := fh.read(CHUNK)):
             buf += more
         if utf8_bytes(buf[:4], name, partial=True) != buf[:4].removeprefix(_BOM):  # UTF-16: decode it whole
+            if path.stat().st_size > UTF16_MAX_BYTES:
+                raise DialevalError(f"a UTF-16 file of {path.stat().st_size:,} bytes is decoded in memory and may be "
+                                    f"at most {UTF16_MAX_BYTES:,} bytes; save it as UTF-8 (read in bounded memory)",
+                                    file=name)
             yield from parse_bytes(buf + fh.read(), file=name)
             return
         buf = buf.removeprefix(_BOM)
