@@ -99,3 +99,20 @@ def describe(value: object, limit: int = QUOTE_LIMIT) -> str:
         text = f"<{type(value).__name__}>"
     text = quote(text, limit) if not text.isprintable() else text
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def suggest(name: object, allowed: object) -> str:
+    """``"; did you mean 'x'?"`` naming the allowed name closest to ``name`` (difflib), or ``""``.
+
+    Examples
+    --------
+    >>> suggest("quaility", ["id", "quality", "nugget"]), suggest("x", ["O", "T", "X"]), suggest("zzz", ["id"])
+    ("; did you mean 'quality'?", "; did you mean 'X'?", '')
+    """
+    import difflib
+
+    same = [str(a) for a in allowed if str(a).lower() == str(name).lower()]  # type: ignore[attr-defined]
+    if same:
+        return f"; did you mean {same[0]!r}?"
+    close = difflib.get_close_matches(str(name), [str(a) for a in allowed], n=1, cutoff=0.6)  # type: ignore[attr-defined]
+    return f"; did you mean {close[0]!r}?" if close else ""

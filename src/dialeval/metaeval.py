@@ -10,7 +10,6 @@ bootstrap interval, pairs used) at dialogue level and, when the dialogues name t
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,8 +18,10 @@ import numpy as np
 
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
-from dialeval.io._files import as_path, load_json_document
+from dialeval.io._files import as_path, load_json_document, read_bounded
 from dialeval.io.atomic import atomic_path
+from dialeval.io.text import csv_rows
+from dialeval.progress import track
 from dialeval.stats import correlate
 
 AGGREGATES = {"mean": np.mean, "median": np.median, "min": np.min, "max": np.max}
@@ -89,12 +90,14 @@ def dimension_means(corpus: Corpus, dimensions: list[str] | None = None) -> dict
     return out
 
 
-def load_scores(path: str | Path, *, aggregate: str = "mean") -> dict[str, float]:
+def load_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | None = None) -> dict[str, float]:
     """Per-dialogue automatic scores from a file, turn scores aggregated per dialogue.
 
     Layouts: CSV with a header ``id,score`` or ``id,turn,score``; JSON array of ``{"id", "score"}`` or
     ``{"id", "turns": [{"turn", "score"}, ...]}``. Scores are finite numbers; an id met twice at dialogue
-    level is an error.
+    level is an error. Text is UTF-8 (with or without BOM) or UTF-16 with BOM (:mod:`dialeval.io.text`); the
+    CSV delimiter is ``delimiter`` or sniffed from the header (``,`` ``;`` tab ``|``); where it is not ``,``
+    a decimal comma (``0,5``) is read as a decimal point.
     """
     _check_aggregate(aggregate)
     p = as_path(path, "scores")
@@ -112,19 +115,23 @@ def load_scores(path: str | Path, *, aggregate: str = "mean") -> dict[str, float
         return x
 
     if p.suffix.lower() == ".csv":
-        with p.open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            cols = reader.fieldnames or []
-            if "id" not in cols or "score" not in cols:
-                raise DialevalError(f"CSV columns {cols} must include id and score (and optionally turn)", file=file)
-            for n, row in enumerate(reader, start=2):
-                did = row["id"]
-                if "turn" in cols and row.get("turn") not in (None, ""):
-                    per.setdefault(did, []).append(num(row["score"], did, f"line {n}"))
-                else:
-                    if did in direct:
-                        raise DialevalError("dialogue score given twice", file=file, dialogue=did, field=f"line {n}")
-                    direct[did] = num(row["score"], did, f"line {n}")
+        cols, rows, delim = csv_rows(read_bounded(p), file, delimiter)
+        decimal_comma = delim != ","  # '0,5' is a number where the delimiter is not ','
+        if "id" not in cols or "score" not in cols:
+            raise DialevalError(f"the CSV's columns are {', '.join(map(repr, cols)) or 'none'}; expected id and score "
+                                "(and optionally turn)" + ("" if delimiter else ", separated by one of , ; tab |"),
+                                file=file)
+        for n, row in enumerate(rows, start=2):
+            did = row.get("id", "")
+            raw = row.get("score")
+            if decimal_comma and isinstance(raw, str):
+                raw = raw.replace(",", ".")
+            if "turn" in cols and row.get("turn") not in (None, ""):
+                per.setdefault(did, []).append(num(raw, did, f"line {n}"))
+            else:
+                if did in direct:
+                    raise DialevalError("dialogue score given twice", file=file, dialogue=did, field=f"line {n}")
+                direct[did] = num(raw, did, f"line {n}")
     else:
         data = load_json_document(p)
         if not isinstance(data, list):
@@ -195,12 +202,14 @@ def system_means(values: dict[str, float], systems: dict[str, str]) -> dict[str,
 def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, float]], *,
                           systems: dict[str, str] | None = None, levels: tuple[str, ...] = ("dialogue", "system"),
                           methods: tuple[str, ...] = DEFAULT_METHODS, B: int = 2000, seed: int = 0,
-                          ci_level: float = 0.95, label: str = "auto") -> CorrelationTable:
+                          ci_level: float = 0.95, label: str = "auto",
+                          progress: bool | None = None) -> CorrelationTable:
     """Correlate per-dialogue automatic scores with each human dimension (per-dialogue means).
 
     Pairs are the dialogues present on both sides (``n``; ``n_dropped`` counts dialogues with an automatic score
     but no rating on that dimension). At system level the values are the means over each system's dialogues
-    that have both; system level is skipped without ``systems``.
+    that have both; system level is skipped without ``systems``. The bootstraps show a progress bar on stderr
+    (``progress``: see :func:`dialeval.progress.enabled`).
     """
     for lv in levels:
         if lv not in LEVELS:
@@ -208,24 +217,22 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
     if not auto:
         raise DialevalError("no automatic score to correlate")
     rows: list[CorrelationRow] = []
-    for lv in levels:
-        if lv == "system" and not systems:
-            continue
-        for dim, hv in human.items():
-            ids = [i for i in auto if i in hv]
-            if lv == "dialogue":
-                keys = list(auto)
-                x = [auto[i] for i in keys]
-                y = [hv.get(i) for i in keys]
-            else:
-                a = system_means({i: auto[i] for i in ids}, systems)
-                h = system_means({i: hv[i] for i in ids}, systems)
-                keys = sorted(a)
-                x, y = [a[k] for k in keys], [h.get(k) for k in keys]
-            for method in methods:
-                c = correlate(x, y, method, level=ci_level, B=B, seed=seed)  # type: ignore[arg-type]
-                rows.append(CorrelationRow(lv, dim, method, c.statistic, c.pvalue, c.ci.low, c.ci.high, c.n,
-                                           c.n_dropped))
+    jobs = [(lv, dim, hv) for lv in levels if lv != "system" or systems for dim, hv in human.items()]
+    for lv, dim, hv in track(jobs, f"bootstrap (B = {B})", progress=progress):
+        ids = [i for i in auto if i in hv]
+        if lv == "dialogue":
+            keys = list(auto)
+            x = [auto[i] for i in keys]
+            y = [hv.get(i) for i in keys]
+        else:
+            a = system_means({i: auto[i] for i in ids}, systems)
+            h = system_means({i: hv[i] for i in ids}, systems)
+            keys = sorted(a)
+            x, y = [a[k] for k in keys], [h.get(k) for k in keys]
+        for method in methods:
+            c = correlate(x, y, method, level=ci_level, B=B, seed=seed)  # type: ignore[arg-type]
+            rows.append(CorrelationRow(lv, dim, method, c.statistic, c.pvalue, c.ci.low, c.ci.high, c.n,
+                                       c.n_dropped))
     from dialeval import __version__
     settings = {"auto": label, "methods": list(methods), "B": B, "seed": seed, "ci_level": ci_level,
                 "ci_method": "percentile bootstrap over pairs", "dialogues_with_auto_score": len(auto),

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dialeval.corpus import Corpus
+from dialeval.coverage import check_common
 from dialeval.errors import DialevalError, describe
 from dialeval.io import stc3
 from dialeval.io.atomic import write_matrix_csv
@@ -155,6 +156,7 @@ def score_arrays(run: RunArrays, gold: PreparedGold, *, alpha: float = 0.5, stri
     _check_options(alpha, rsnod_variant)
     g = gold.data
     rows = run.rows
+    check_common(run.extra_ids, g.ids, len(rows), run.file)
     cols: list[str] = []
     blocks: list[np.ndarray] = []
     if run.quality is not None:

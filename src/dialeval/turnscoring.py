@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dialeval.corpus import Corpus, merge_blocks
+from dialeval.coverage import check_common
 from dialeval.distributions import Distributions, gold_distributions
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import write_matrix_csv
@@ -153,6 +154,7 @@ def score_aligned(run: TurnRun, gold: dict[str, Distributions], *, average: str 
     _check(average, rsnod_variant)
     run_ids = set(run.dialogue_ids)
     all_ids = list(dict.fromkeys(i for d in gold.values() for i in d.ids))
+    check_common(run.extra_dialogues, all_ids, len(run_ids), run.file)
     ids = all_ids if strict else [i for i in all_ids if i in run_ids]
     pos = {i: k for k, i in enumerate(ids)}
     columns: list[str] = []

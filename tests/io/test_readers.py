@@ -86,8 +86,8 @@ def test_detect_says_why(shared_data):
     assert str(e.value) == (f"{p}: cannot tell the format (not stc3: the first record has no 'id' and 'turns' with a "
                             "'sender'; not wochat: does not start with '<' (not XML); not dbdc: not a JSON object; "
                             "not conture: the first record has no 'dialog_id' and 'turns'; not dstc9: the first "
-                            "record has no 'context'); give the format (--format / format=), one of stc3, wochat, "
-                            "dbdc, conture, dstc9")
+                            "record has no 'context'); give the format (--from on the command line, format= in "
+                            "Python), one of stc3, wochat, dbdc, conture, dstc9")
     root = shared_data()
     with pytest.raises(DialevalError, match="it could be any of dbdc, dstc9"):
         detect(root)

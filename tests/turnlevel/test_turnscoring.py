@@ -84,7 +84,8 @@ def test_extra_items_and_errors():
         ([{"id": "d1", "turns": [{"turn": 1, "nugget": {"O": 1}}]}], "scale 'nugget' is not in the gold"),
         ([{"id": "d1", "turns": [{"turn": "1", "breakdown": {"O": 1}}]}], "'turn' '1' is not allowed"),
         ([{"id": "d1"}, {"id": "d1"}], "dialogue id met twice"),
-        ([{"id": "zz"}], "the run predicts no item the gold has"),
+        ([{"id": "zz"}], "0 of 1 run ids are in the gold; run ids: zz; gold ids: d1"),
+        ([{"id": "d1"}], "the run predicts no item the gold has"),
     ]
     for r, msg in bad:
         with pytest.raises(DialevalError, match=msg):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from enum import Enum
 
 from rich.console import Console
@@ -27,3 +28,26 @@ def warn_coverage(file: object, extra: list[str], missing: list[str], *, strict:
 def choice_enum(name: str, values: list[str] | tuple[str, ...]) -> type[Enum]:
     """An Enum for typer choices, generated from a registry list (never a second list by hand)."""
     return Enum(name, {v.replace("-", "_").upper() or "NONE": v for v in values}, type=str)  # type: ignore[return-value]
+
+
+WIDTH = 80
+"""Tables and the lines under them are laid out to fit a terminal of this many columns."""
+
+
+def wrap(text: str, width: int = WIDTH) -> str:
+    """``text`` wrapped to ``width`` columns (continuation lines indented by two spaces)."""
+    return "\n".join(textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)) or text
+
+
+def measure_legend(names: object) -> str:
+    """The long name of each measure once, under a table that shows short labels (``JSD``): one line each.
+
+    Examples
+    --------
+    >>> print(measure_legend(["jsd", "nmd", "jsd"]))
+    JSD: Jensen-Shannon divergence (bits)
+    NMD: normalised match distance
+    """
+    from dialeval.measures import get as get_measure
+
+    return "\n".join(wrap(f"{m.upper()}: {get_measure(m).title}") for m in dict.fromkeys(names))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from dialeval.cli._common import choice_enum, warn
 from dialeval.corpus import Corpus
 from dialeval.io import read_corpus
 from dialeval.io.formats import names as format_names
+from dialeval.io.jsonarray import json_text
 from dialeval.io.wochat import NAME_POLICIES
 
 tables = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -46,19 +46,9 @@ def load(path: Path, fmt: object = None, names: object = None) -> Corpus:
     return corpus
 
 
-def _clean(obj: object) -> object:
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    return obj
-
-
 def print_json(obj: object) -> None:
-    """JSON on stdout; NaN and infinities (undefined values) become null."""
-    typer.echo(json.dumps(_clean(obj), indent=2, ensure_ascii=False))
+    """JSON on stdout; NaN and infinities (undefined values) become null (strict: never ``NaN``)."""
+    typer.echo(json_text(obj))
 
 
 def fmt_num(x: float | None, digits: int = 4) -> str:

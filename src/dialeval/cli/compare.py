@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -21,6 +22,8 @@ from dialeval.report import (
     score_runs,
     write_report,
 )
+from dialeval.report.labels import match_columns
+from dialeval.report.plots import DEFAULT_COLUMNS, PLOT_FORMATS, check_columns, figure_caption
 from dialeval.stats.comparison import check_settings
 
 Format = choice_enum("Format", tuple(REPORT_FORMATS))
@@ -42,7 +45,11 @@ def register(app: typer.Typer) -> None:
         out_dir: Path | None = typer.Option(None, "--out", help="Write the report files (and plots) here; "
                                             "without it the report goes to stdout."),
         plot: bool = typer.Option(False, "--plot", help="Also write means.png and means.svg to --out: run means "
-                                  "with intervals, one panel per measure."),
+                                  "with intervals, one panel per measure (caption in the report)."),
+        measures: list[str] | None = typer.Option(None, "--measures", help="Compare (and plot) only these "
+                                                  "measures: nmd, nmd.A, 'NMD (A)', jsd...; repeat or "
+                                                  "comma-separate. Default: every measure and key."),
+        columns: int = typer.Option(DEFAULT_COLUMNS, "--columns", help="--plot: panels per row (1-12)."),
         iterations: int = typer.Option(5000, "-B", "--iterations", help="Tukey HSD iterations and bootstrap "
                                        "resamples (10000 for publication)."),
         seed: int = typer.Option(0, "--seed", help="Random seed: same seed, same report."),
@@ -70,6 +77,7 @@ def register(app: typer.Typer) -> None:
         if plot and out_dir is None:
             raise DialevalError("--plot writes means.png and means.svg and needs --out DIR")
         B, key, alpha, level = check_settings(iterations, seed, alpha, level)
+        check_columns(columns)
         files = run_files(runs, exclude=gold)
         if matrix_out is not None:
             check_run_names([f.stem for f in files])
@@ -80,11 +88,15 @@ def register(app: typer.Typer) -> None:
         if matrix_out is not None:
             written = write_matrices(matrix_out, matrix.runs, matrix.ids, matrix.matrices())
             err.print(f"wrote {len(written)} Discpower files to {matrix_out}", markup=False)
-        comparison = compare_scored(matrix, B=B, seed=key, alpha=alpha, level=level)
+        selected = match_columns(matrix.columns, measures)
+        comparison = compare_scored(matrix.select(selected), B=B, seed=key, alpha=alpha, level=level)
         if out_dir is None:
             sys.stdout.write(report_text(comparison, fmts[0]))
             return
+        if plot:  # the caption goes into the reports, not into the image
+            figure = {"files": [f"means.{x}" for x in PLOT_FORMATS], "caption": figure_caption(comparison)}
+            comparison = replace(comparison, settings={**comparison.settings, "figure": figure})
         paths = [p for f in dict.fromkeys(fmts) for p in write_report(comparison, f, out_dir)]
         if plot:
-            paths += plot_means(comparison, out_dir)
+            paths += plot_means(comparison, out_dir, columns=columns)
         err.print("wrote " + ", ".join(str(p) for p in paths), markup=False)

@@ -6,9 +6,10 @@ from enum import StrEnum
 from pathlib import Path
 
 import typer
+from rich import box
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, err, out
+from dialeval.cli._common import choice_enum, err, out, wrap
 from dialeval.cli._corpus_io import (
     FROM_HELP,
     NAMES_HELP,
@@ -41,18 +42,25 @@ def stats_tables(st: dict) -> list[Table]:
     head.add_row("dialogues", str(st["dialogues"]))
     head.add_row("turns", str(st["turns"]) + "  (" + ", ".join(f"{k} {n}" for k, n in st["senders"].items()) + ")")
     head.add_row("annotated turns", str(st["annotated_turns"]))
-    sc = Table(title="label scales (agreement: Krippendorff's alpha, ordinal or nominal by the scale)",
-               title_justify="left")
-    for col in ("scale", "kind", "level", "items", "annotators/item min-med-max", "missing", "label counts", "alpha"):
-        sc.add_column(col, justify="right" if col in ("items", "missing", "alpha") else "left")
+    # 80 columns: short headers, long cells folded; what the short headers mean is in STATS_LEGEND
+    sc = Table(title="label scales", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 0))
+    widths = {"scale": 15, "level": 15, "labels": 18}
+    for col in ("scale", "k", "level", "items", "raters", "n/a", "labels", "alpha"):
+        sc.add_column(col, justify="right" if col in ("items", "n/a", "alpha") else "left",
+                      max_width=widths.get(col), overflow="fold")
     for name, s in st["scales"].items():
         a = s["annotators_per_item"]
         ag = s["agreement"]
-        sc.add_row(name, s["kind"], s["level"] + (f" ({s['sender']})" if s["sender"] else ""), str(s["items"]),
+        sc.add_row(name, s["kind"][:1], s["level"] + (f" ({s['sender']})" if s["sender"] else ""), str(s["items"]),
                    f"{a['min']}-{a['median']}-{a['max']}", str(s["missing"]),
                    " ".join(f"{k}:{n}" for k, n in s["label_counts"].items()),
                    fmt_num(ag["alpha"], 3) + (" *" if ag["note"] else ""))
     return [head, sc]
+
+
+STATS_LEGEND = ("k: o(rdinal) or n(ominal) scale; raters: annotators per item, min-median-max; n/a: labels "
+                "given as missing (N/A); labels: label counts; alpha: Krippendorff's alpha, ordinal or nominal by "
+                "the scale")
 
 
 def register(app: typer.Typer) -> None:
@@ -74,9 +82,10 @@ def register(app: typer.Typer) -> None:
             return
         for t in stats_tables(st):
             tables.print(t)
+        out.print(wrap(STATS_LEGEND), markup=False)
         for name, s in st["scales"].items():
             if s["agreement"]["note"]:
-                out.print(f"* {name}: {s['agreement']['note']}")
+                out.print(wrap(f"* {name}: {s['agreement']['note']}"), markup=False)
 
     @group.command("convert")
     def convert_cmd(

@@ -6,12 +6,14 @@ from enum import StrEnum
 from pathlib import Path
 
 import typer
+from rich import box
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, err, out
+from dialeval.cli._common import choice_enum, err, out, wrap
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json, tables
 from dialeval.cli._corpus_io import value as v
 from dialeval.errors import DialevalError
+from dialeval.io.formats import corpus_title
 from dialeval.metaeval import (
     AGGREGATES,
     DEFAULT_METHODS,
@@ -22,6 +24,7 @@ from dialeval.metaeval import (
     plot_correlations,
     turn_scale_scores,
 )
+from dialeval.report.tables import p_text
 from dialeval.stats import METHODS
 
 Aggregate = choice_enum("Aggregate", list(AGGREGATES))
@@ -45,6 +48,8 @@ def register(app: typer.Typer) -> None:
         against: str | None = typer.Option(None, help="Use this dialogue-level dimension as the automatic side "
                                            "(e.g. 'human (overall)'), correlated with every other one."),
         aggregate: Aggregate = typer.Option("mean", help="Turn scores -> one per dialogue."),  # type: ignore[valid-type]
+        delimiter: str | None = typer.Option(None, "--delimiter", help="CSV scores: the field delimiter (one "
+                                             "character, or 'tab'); default: sniffed from the header."),
         dimension: list[str] | None = typer.Option(None, "--dimension", help="Only these dimensions (repeatable)."),
         level: list[Level] | None = typer.Option(None, "--level", help="dialogue and/or system (default: both "  # type: ignore[valid-type]
                                                  "when dialogues name their system)."),
@@ -69,7 +74,8 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("give one of --scores, --turn-scale, --against")
         agg = v(aggregate)
         if scores is not None:
-            auto, label = load_scores(scores, aggregate=agg), f"scores of {scores.name} ({agg} over turns)"
+            auto = load_scores(scores, aggregate=agg, delimiter=delimiter)
+            label = f"scores of {scores.name} ({agg} over turns)"
         elif against is not None:
             auto, label = dimension_means(corpus, [against])[against], f"{against} (mean over raters)"
         else:
@@ -92,20 +98,23 @@ def register(app: typer.Typer) -> None:
         table = correlate_with_humans(auto, human, systems=systems or None, levels=levels, methods=methods, B=B,
                                       seed=seed, ci_level=ci_level, label=label)
         if plot is not None:
-            plot_correlations(table, plot, title=str(path))
+            plot_correlations(table, plot, title=corpus_title(corpus))
             err.print(f"wrote {plot}", markup=False)
         if format == View.json:
             print_json(table.to_dict())
             return
         s = table.settings
-        t = Table(title=f"{label} vs human ratings of {path.name}", title_justify="left")
-        for col in ("level", "dimension", "method", "coef", "p-value", f"{int(ci_level * 100)}% CI", "n", "dropped"):
-            t.add_column(col, justify="left" if col in ("level", "dimension", "method") else "right")
+        t = Table(title=wrap(f"{label} vs human ratings of {corpus_title(corpus)}"), title_justify="left",
+                  box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 0))  # 80 columns: one space between columns
+        for col in ("level", "dimension", "method", "coef", "p", f"{int(ci_level * 100)}% CI", "n", "drop"):
+            t.add_column(col, justify="left" if col in ("level", "dimension", "method") else "right",
+                         overflow="fold", max_width=24 if col == "dimension" else None)
         for r in table.rows:
-            t.add_row(r.level, r.dimension, r.method, fmt_num(r.statistic, 3), f"{r.pvalue:.2g}",
+            t.add_row(r.level[:3], r.dimension, r.method[:8], fmt_num(r.statistic, 3), p_text(r.pvalue),
                       f"[{fmt_num(r.ci_low, 3)}, {fmt_num(r.ci_high, 3)}]", str(r.n), str(r.n_dropped))
         tables.print(t)
-        out.print(f"intervals: {s['ci_method']}, B = {s['B']}, seed {s['seed']}; p-values two-sided (scipy); "
-                  f"{s['dialogues_with_auto_score']} dialogues with an automatic score"
-                  + (f", {s['systems']} systems" if s["systems"] else "") + f"; dialeval {s['dialeval_version']}",
+        out.print(wrap(f"level: dia(logue) or sys(tem); drop: dialogues with an automatic score but no rating; "
+                       f"intervals: {s['ci_method']}, B = {s['B']}, seed {s['seed']}; p-values two-sided (scipy); "
+                       f"{s['dialogues_with_auto_score']} dialogues with an automatic score"
+                       + (f", {s['systems']} systems" if s["systems"] else "") + f"; dialeval {s['dialeval_version']}"),
                   markup=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from enum import StrEnum
 from pathlib import Path
@@ -10,9 +9,11 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, out, warn_coverage
+from dialeval.cli._common import choice_enum, measure_legend, out, warn_coverage, wrap
+from dialeval.cli._corpus_io import fmt_num, print_json
 from dialeval.cli.turn_evaluate import AVERAGES, evaluate_other_corpus, is_other_corpus
-from dialeval.measures import get as get_measure
+from dialeval.errors import DialevalError
+from dialeval.io.detect import detect, probe
 from dialeval.measures.ordinal import VARIANTS
 from dialeval.scoring import score
 
@@ -32,8 +33,13 @@ class Display(StrEnum):
 
 def summary_table(summary: dict, title: str, display: str = "raw") -> Table:
     """A rich table of an evaluate summary; headers come from the measure registry."""
-    tf = (lambda v: -math.log2(v) if v > 0 else math.inf) if display == "neglog2" else (lambda v: v)
+    def tf(v: float) -> str:  # a mean of 0 has no finite -log2: 'n/a (mean 0)', never 'inf'
+        if display == "neglog2":
+            return fmt_num(-math.log2(v), 6) if v > 0 else ("n/a (mean 0)" if v == 0 else "n/a")
+        return fmt_num(v, 6)
+
     note = " (-log2 of the mean: higher is better)" if display == "neglog2" else " (lower is better)"
+    # short measure labels; the long names once, in the legend under the table (measure_legend)
     table = Table(title=title + note, title_justify="left")
     table.add_column("subtask")
     table.add_column("measure")
@@ -41,11 +47,34 @@ def summary_table(summary: dict, title: str, display: str = "raw") -> Table:
     table.add_column("mean", justify="right")
     for subtask in ("quality", "nugget"):
         for m, v in summary.get(subtask, {}).items():
-            name = f"{m.upper()} ({get_measure(m).title})"
+            name = m.upper()
             items = v.items() if isinstance(v, dict) else [("", v)]
             for key, val in items:
-                table.add_row(subtask, name, key, f"{tf(val):.6f}")
+                table.add_row(subtask, name, key, tf(val))
     return table
+
+
+def _format_of(path: Path) -> str | None:
+    try:
+        return detect(path)
+    except DialevalError:
+        return None
+
+
+def check_not_swapped(submission: Path, gold: Path) -> None:
+    """Refuse ``evaluate GOLD RUN``: the first file holds annotated dialogues and the second no corpus at all.
+
+    A gold-as-run check (``evaluate gold.json gold.json``) is not a swap: both files are corpora.
+    """
+    if not submission.exists() or not gold.exists():
+        return
+    first = _format_of(submission)
+    if first is None or _format_of(gold) is not None:
+        return
+    if first in ("stc3", "dbdc") and not submission.is_dir() and '"annotations"' not in probe(submission).head:
+        return  # dialogues without labels (a test set, a DBDC3 labels file): not a gold
+    raise DialevalError(f"the arguments look swapped: {submission} holds annotated dialogues (a {first} gold) and "
+                        f"{gold} does not; the order is `dialeval evaluate RUN GOLD`")
 
 
 def register(app: typer.Typer) -> None:
@@ -64,16 +93,19 @@ def register(app: typer.Typer) -> None:
         average: Average = typer.Option("dialogue", help="Other corpora: mean of dialogue means, or over "  # type: ignore[valid-type]
                                         "turns (DBDC3's script)."),
         blocks: bool = typer.Option(False, "--blocks", help="Other corpora: score utterance blocks."),
+        dbdc_threshold: float = typer.Option(0.0, "--dbdc-threshold", help="DBDC gold: a gold label needs at "
+                                             "least this share of annotators (DBDC3 eval.py's -t), in [0, 1]."),
     ) -> None:
         """Score DQ (NMD, RSNOD per A/S/E) and ND (JSD, RNSS) of SUBMISSION against GOLD.
 
         For a gold corpus of another format (DBDC, WOCHAT, ConTurE, DSTC9), score its scales' distributions:
         JSD and MSE, plus NMD and RSNOD for ordinal scales (see `dialeval.turnscoring`).
         """
+        check_not_swapped(submission, gold)
         if is_other_corpus(gold):
             return evaluate_other_corpus(submission, gold, strict=strict, rsnod_variant=getattr(
                 rsnod_variant, "value", rsnod_variant), average=getattr(average, "value", average), blocks=blocks,
-                per_dialogue=per_dialogue, format=format.value)
+                per_dialogue=per_dialogue, format=format.value, threshold=dbdc_threshold)
         s = score(str(submission), str(gold), alpha=alpha, strict=strict,
                   rsnod_variant=getattr(rsnod_variant, "value", rsnod_variant))
         warn_coverage(submission, s.extra_ids, s.missing_ids, strict=strict, worst="1.0")
@@ -81,9 +113,11 @@ def register(app: typer.Typer) -> None:
             s.to_csv(per_dialogue)
         summary = s.summary()
         if format == OutFormat.json:
-            print(json.dumps(summary, indent=2))
+            print_json(summary)
         else:
             out.print(summary_table(summary, f"{submission.name} vs {gold.name}", display.value))
+            out.print(measure_legend(m for st in ("quality", "nugget") for m in summary.get(st, {})), markup=False)
             d = summary["dialogues"]
-            out.print(f"dialogues: {d['scored']} scored, {d['missing']} missing, {d['extra']} extra; "
-                      f"alpha {alpha}, strict {strict}, rsnod variant {summary['settings']['rsnod_variant']}")
+            out.print(wrap(f"dialogues: {d['scored']} scored, {d['missing']} missing, {d['extra']} extra; "
+                           f"alpha {alpha}, strict {strict}, rsnod variant {summary['settings']['rsnod_variant']}"),
+                      markup=False)

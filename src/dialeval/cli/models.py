@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from dialeval.cli._common import choice_enum, err, out
+from dialeval.cli._corpus_io import FROM_HELP, InFormat, load
 from dialeval.errors import DialevalError, describe
 from dialeval.measures import get as get_measure
 from dialeval.models import LANGUAGES
@@ -22,7 +23,6 @@ from dialeval.models.data import SUBTASK_CHOICES
 
 Kind = choice_enum("Kind", tuple(KINDS))
 Subtask = choice_enum("Subtask", SUBTASK_CHOICES)
-Lang = choice_enum("Lang", LANGUAGES)
 
 
 class CVFormat(StrEnum):
@@ -142,17 +142,19 @@ def register(app: typer.Typer) -> None:
     def predict_cmd(
         dialogues: Path = typer.Argument(..., help="STC-3/DialEval dialogues (JSON); annotations are ignored."),
         out_path: Path = typer.Option(..., "--out", help="Run file to write (JSON submission)."),
-        model: str | None = typer.Option(None, "--model", help="A model folder saved by `dialeval train`, or zh / "
-                                         "en (the shipped defaults). Default: the shipped model of the language."),
-        lang: Lang | None = typer.Option(None, "--lang", help="Without --model: the shipped model's language "  # type: ignore[valid-type]
-                                         "(default: detected from the text)."),
+        model: str | None = typer.Option(None, "--model", help="A model folder saved by `dialeval train`. "
+                                         "Default: the shipped multilingual model (Chinese and English)."),
         subtask: Subtask = typer.Option("both", "--subtask", help="What to predict."),  # type: ignore[valid-type]
+        from_: InFormat | None = typer.Option(None, "--from", help=FROM_HELP),  # type: ignore[valid-type]
     ) -> None:
         """Predict the annotators' distributions of DIALOGUES (DQ and/or ND) and write them as a run file."""
         from dialeval.models import predict
 
-        records = predict(dialogues, model=model, lang=_value(lang) if lang is not None else None,
-                          subtask=_value(subtask), out=out_path)
+        if model in LANGUAGES and not Path(model).exists():
+            raise DialevalError(f"--model {model}: no such model folder; the shipped model serves "
+                                f"{' and '.join(LANGUAGES)} alike, so leave --model out to use it")
+        source = load(dialogues, from_) if from_ is not None else dialogues
+        records = predict(source, model=model, subtask=_value(subtask), out=out_path)
         err.print(f"wrote predictions for {len(records)} dialogue(s) ({_value(subtask)}) to {out_path}", markup=False)
 
     @app.command("train")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from dialeval.errors import DialevalError
 from dialeval.io.jsonarray import parse_json
+from dialeval.io.text import utf8_bytes
 
 MAX_BYTES = 256 * 1024 * 1024
 """Default size bound of one input file (XML or JSON document) read into memory at once."""
@@ -35,8 +36,11 @@ def read_bounded(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
 
 
 def load_json_document(path: Path, max_bytes: int = MAX_BYTES) -> object:
-    """Parse one JSON document (any top-level type) with errors naming the file."""
-    return parse_json(read_bounded(path, max_bytes), str(path))
+    """Parse one JSON document (any top-level type) with errors naming the file; UTF-8 (BOM or not) or UTF-16."""
+    data = utf8_bytes(read_bounded(path, max_bytes), str(path))
+    if not data.strip():
+        raise DialevalError("the file is empty; expected a JSON document", file=str(path))
+    return parse_json(data, str(path))
 
 
 def files_in(folder: Path, patterns: Iterable[str], what: str) -> list[Path]:

@@ -7,6 +7,7 @@ Every writer of dialeval goes through here. If anything fails before the rename,
 from __future__ import annotations
 
 import csv
+import math
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -51,7 +52,7 @@ def write_text(path: str | os.PathLike, text: str) -> None:
 
 def write_matrix_csv(path: str | os.PathLike, ids: Sequence[str], columns: Sequence[str], matrix: np.ndarray,
                      *, id_header: str = "id") -> None:
-    """One row per item (its id, then one value per column), atomically; NaN is written as an empty cell.
+    """One row per item (its id, then one value per column), atomically; NaN or infinity is an empty cell.
 
     Values are written with ``repr`` so that they read back to the same float, to the last digit.
     """
@@ -59,4 +60,4 @@ def write_matrix_csv(path: str | os.PathLike, ids: Sequence[str], columns: Seque
         w = csv.writer(fh)
         w.writerow([id_header, *columns])
         for i, row in zip(ids, matrix.tolist(), strict=True):
-            w.writerow([i, *("" if x != x else repr(x) for x in row)])
+            w.writerow([i, *(repr(x) if math.isfinite(x) else "" for x in row)])

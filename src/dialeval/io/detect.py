@@ -13,6 +13,7 @@ from pathlib import Path
 
 from dialeval.errors import DialevalError
 from dialeval.io.formats import FORMATS
+from dialeval.io.text import utf8_bytes
 
 HEAD_BYTES = 1024 * 1024
 
@@ -50,7 +51,7 @@ def probe(path: Path) -> Probe:
         return Probe(path, True, counts)
     with path.open("rb") as fh:
         raw = fh.read(HEAD_BYTES)
-    head = raw.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    head = utf8_bytes(raw, str(path), partial=True).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     pr = Probe(path, False, head=head, top=head[:1])
     if pr.top in "[{" and pr.top:
         dec = json.JSONDecoder()
@@ -152,7 +153,7 @@ def detect(path: str | Path) -> str:
     fits = [n for n, r in reasons.items() if r is None]
     if len(fits) == 1:
         return fits[0]
-    hint = "; give the format (--format / format=), one of " + ", ".join(FORMATS)
+    hint = "; give the format (--from on the command line, format= in Python), one of " + ", ".join(FORMATS)
     if fits:
         raise DialevalError("cannot tell the format: it could be any of " + ", ".join(fits)
                             + (f" (the folder holds {_describe_files(pr)})" if pr.is_dir else "") + hint, file=str(p))

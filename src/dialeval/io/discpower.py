@@ -18,6 +18,7 @@ import numpy as np
 
 from dialeval.errors import DialevalError, describe
 from dialeval.io.atomic import write_text
+from dialeval.io.text import decode_text
 
 
 def _lines(path: Path) -> list[str]:
@@ -25,10 +26,7 @@ def _lines(path: Path) -> list[str]:
         raise DialevalError("no such file", file=str(path))
     if path.is_dir():
         raise DialevalError("is a folder; expected a text file", file=str(path))
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as e:
-        raise DialevalError(f"not UTF-8 text ({e.reason} at byte {e.start})", file=str(path)) from None
+    return decode_text(path.read_bytes(), str(path)).splitlines()
 
 
 def check_run_names(names: Sequence[str], file: str | None = None) -> None:

@@ -26,10 +26,13 @@ import orjson
 
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import write_bytes
+from dialeval.io.text import utf8_bytes
 
 STREAM_THRESHOLD = 4 * 1024 * 1024
 """Files larger than this (bytes) are streamed."""
 CHUNK = 1024 * 1024
+UTF16_MAX_BYTES = 256 * 1024 * 1024
+"""UTF-16 text is decoded whole (not streamed): larger files are refused with a hint to save them as UTF-8."""
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
 
@@ -131,7 +134,7 @@ def _load_small(path: Path) -> list:
 
 def parse_bytes(data: bytes, *, file: str | None = None) -> list:
     """The elements of a JSON array given as bytes (a file read whole, an uploaded run named ``file``)."""
-    data = data.removeprefix(_BOM)
+    data = utf8_bytes(data, file)
     if not data.strip(_WS):
         raise DialevalError("the file is empty; expected an array of dialogues", file=file)
     obj = parse_json(data, file)
@@ -192,6 +195,13 @@ def _stream(path: Path) -> Iterator[object]:
         buf = fh.read(CHUNK)
         while (len(buf) < len(_BOM) or not buf.removeprefix(_BOM).lstrip(_WS)) and (more := fh.read(CHUNK)):
             buf += more
+        if utf8_bytes(buf[:4], name, partial=True) != buf[:4].removeprefix(_BOM):  # UTF-16: decode it whole
+            if path.stat().st_size > UTF16_MAX_BYTES:
+                raise DialevalError(f"a UTF-16 file of {path.stat().st_size:,} bytes is decoded in memory and may be "
+                                    f"at most {UTF16_MAX_BYTES:,} bytes; save it as UTF-8 (read in bounded memory)",
+                                    file=name)
+            yield from parse_bytes(buf + fh.read(), file=name)
+            return
         buf = buf.removeprefix(_BOM)
         start = len(buf) - len(buf.lstrip(_WS))
         if not buf[start:].startswith(b"["):
@@ -225,7 +235,48 @@ def _stream(path: Path) -> Iterator[object]:
             buf += chunk
 
 
+UNDEFINED_POLICY = ("An undefined value (NaN, or an infinity from a division by zero) is never written: it is null in "
+                    "JSON, an empty cell in CSV and 'n/a' in tables and reports.")
+"""What every dialeval writer does with a value that is not a finite number (see :func:`finite`)."""
+
+
+def finite(obj: object) -> object:
+    """``obj`` with every non-finite float (NaN, +-inf) replaced by None; numpy scalars and arrays as lists.
+
+    Examples
+    --------
+    >>> finite({"a": float("nan"), "b": [1.5, float("inf")], "c": np.float64(2.0)})
+    {'a': None, 'b': [1.5, None], 'c': 2.0}
+    """
+    if isinstance(obj, float | np.floating):
+        return float(obj) if np.isfinite(obj) else None
+    if isinstance(obj, np.integer | np.bool_):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return finite(obj.tolist())
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def json_text(obj: object, *, indent: int | None = 2) -> str:
+    """JSON text with undefined values as null (:func:`finite`), serialised strictly: a NaN or infinity that
+    slipped through raises ``ValueError`` instead of being written as the non-JSON ``NaN``.
+
+    Examples
+    --------
+    >>> json_text({"jsd": float("nan"), "n": 3}, indent=None)
+    '{"jsd": null, "n": 3}'
+    """
+    return json.dumps(finite(obj), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
 def dump_json(obj: object, path: str | os.PathLike, *, indent: bool = True) -> None:
-    """Write JSON atomically (a temporary file renamed into place): nothing half-written on failure."""
+    """Write JSON atomically (a temporary file renamed into place): nothing half-written on failure.
+
+    orjson writes a NaN or an infinity as null, never as the non-JSON ``NaN`` (:data:`UNDEFINED_POLICY`).
+    """
     data = orjson.dumps(obj, option=(orjson.OPT_INDENT_2 if indent else 0) | orjson.OPT_SERIALIZE_NUMPY)
     write_bytes(path, data + b"\n")

@@ -19,7 +19,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, describe, suggest
 from dialeval.io.jsonarray import Source, dump_json, gc_paused, iter_records, source_name
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
 from dialeval.io.stc3_gold import Stc3Gold
@@ -34,6 +34,19 @@ _GET_H = itemgetter(*NUGGET_TYPES["helpdesk"])
 _N_Q, _N_L = len(QUALITY_KEYS), len(QUALITY_LEVELS)
 _N_C, _N_H = len(NUGGET_TYPES["customer"]), len(NUGGET_TYPES["helpdesk"])
 _NUMBER_TYPES = {float, int}
+RECORD_KEYS = ("id", "quality", "nugget")
+_RECORD_KEY_SET = frozenset(RECORD_KEYS)
+"""The keys a run record may have; any other is an error naming it and the closest of these."""
+
+
+def _check_keys(rec: dict, i: int, file: str | None) -> None:
+    for k in rec:
+        if k not in RECORD_KEYS:
+            did = rec.get("id")
+            raise DialevalError(f"unknown key {k!r}{suggest(k, RECORD_KEYS)} (allowed keys: "
+                                + ", ".join(RECORD_KEYS) + ")", file=file,
+                                dialogue=str(did) if isinstance(did, str | int) and did != "" else None,
+                                field=None if isinstance(did, str | int) and did != "" else f"item {i}")
 
 
 @dataclass
@@ -123,6 +136,7 @@ def _parse_run(source: Source, gold: Stc3Gold) -> RunArrays:
 def _subtasks(first: object, gold: Stc3Gold, file: str | None) -> tuple[bool, bool]:
     if not isinstance(first, dict):
         raise DialevalError(f"item 0 is a JSON {type(first).__name__}; expected an object", file=file)
+    _check_keys(first, 0, file)
     did = None if first.get("id") is None else str(first.get("id"))
     has_q, has_n = first.get("quality") is not None, first.get("nugget") is not None
     if not has_q and not has_n:
@@ -140,6 +154,8 @@ def _subtasks(first: object, gold: Stc3Gold, file: str | None) -> tuple[bool, bo
 
 def _fast(batch: list, shape: tuple[bool, bool], gold: Stc3Gold, seen: set[str]) -> _Batch:
     has_q, has_n = shape
+    if not set(chain.from_iterable(map(dict.keys, batch))) <= _RECORD_KEY_SET:
+        raise _Slow
     ids = list(map(_GET_ID, batch))
     if set(map(type, ids)) != {str} or "" in ids or len(set(ids)) != len(ids) or not seen.isdisjoint(ids):
         raise _Slow
@@ -209,7 +225,8 @@ def _bins(d: object, levels: tuple[str, ...], did: str, where: str, file: str | 
                 other = "helpdesk" if sender == "customer" else "customer"
                 if k in NUGGET_TYPES[other]:
                     hint = f" (a {other} type; this turn's sender is {sender})"
-            raise DialevalError(f"unknown bin name {describe(k)}{hint}; allowed are " + ", ".join(levels),
+            raise DialevalError(f"unknown bin name {describe(k)}{hint or suggest(k, levels)}; allowed are "
+                                + ", ".join(levels),
                                 file=file, dialogue=did, field=where)
         problem = value_problem(v)
         if problem:
@@ -237,7 +254,8 @@ def _slow_quality(qd: object, did: str, file: str | None) -> tuple:
                             dialogue=did, field="quality")
     for k in qd:
         if k not in QUALITY_KEYS:
-            raise DialevalError(f"quality key {describe(k)} is not allowed; allowed are A, S, E", file=file,
+            raise DialevalError(f"quality key {describe(k)} is not allowed{suggest(k, QUALITY_KEYS)}; allowed are "
+                                "A, S, E", file=file,
                                 dialogue=did, field="quality")
     for k in QUALITY_KEYS:
         if k not in qd:
@@ -267,6 +285,7 @@ def _slow(batch: list, shape: tuple[bool, bool], gold: Stc3Gold, seen: set[str],
         i = offset + j
         if not isinstance(rec, dict):
             raise DialevalError(f"item {i} is a JSON {type(rec).__name__}; expected an object", file=file)
+        _check_keys(rec, i, file)
         did = rec.get("id")
         if did is None or did == "":
             raise DialevalError(f"item {i} has no 'id'", file=file, field="id")

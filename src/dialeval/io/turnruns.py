@@ -25,13 +25,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dialeval.distributions import Distributions
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, describe, suggest
 from dialeval.io._files import as_path, files_in, load_json_document
 from dialeval.io.dbdc import BREAKDOWN, BREAKDOWN_LEVELS
 from dialeval.io.runs import read_distribution
 from dialeval.io.values import normalise
 
 RESERVED = ("id", "turns", "n")
+HARD = "labels"
+"""Optional key of a turn: ``{scale: level}``, the run's hard label (DBDC3's ``breakdown``)."""
 DBDC_PATTERN = "*.labels.json"
 
 
@@ -45,6 +47,8 @@ class TurnRun:
     extra_dialogues: list[str] = field(default_factory=list)
     extra_items: list[str] = field(default_factory=list)
     file: str | None = None
+    labels: dict[str, list[str | None]] = field(default_factory=dict)
+    """Per scale, the run's hard label of each row of ``probs`` (None where it gives none)."""
 
 
 def _dbdc_record(rec: object, file: str) -> dict:
@@ -65,7 +69,10 @@ def _dbdc_record(rec: object, file: str) -> dict:
         missing = [f"prob-{lv}" for lv in BREAKDOWN_LEVELS if f"prob-{lv}" not in lab]
         if missing:
             raise DialevalError(f"missing {', '.join(missing)}", file=file, dialogue=did, field=f"{where}.labels[0]")
-        out.append({"turn": t.get("turn-index"), BREAKDOWN: {lv: lab[f"prob-{lv}"] for lv in BREAKDOWN_LEVELS}})
+        turn = {"turn": t.get("turn-index"), BREAKDOWN: {lv: lab[f"prob-{lv}"] for lv in BREAKDOWN_LEVELS}}
+        if lab.get("breakdown") is not None:
+            turn[HARD] = {BREAKDOWN: lab["breakdown"]}
+        out.append(turn)
     return {"id": did, "turns": out}
 
 
@@ -110,6 +117,7 @@ def read_turn_run(source: object, gold: dict[str, Distributions]) -> TurnRun:
     gold_ids = {i for d in gold.values() for i in d.ids}
     rows: dict[str, list[int]] = {n: [] for n in gold}
     vals: dict[str, list[tuple]] = {n: [] for n in gold}
+    hard: dict[str, list[str | None]] = {n: [] for n in gold}
     seen: set[str] = set()
     extra_d: list[str] = []
     extra_i: list[str] = []
@@ -123,7 +131,7 @@ def read_turn_run(source: object, gold: dict[str, Distributions]) -> TurnRun:
         if did not in gold_ids:
             extra_d.append(did)
             continue
-        items = [(None, k, v, k) for k, v in rec.items() if k not in RESERVED]
+        items = [(None, k, v, k, None) for k, v in rec.items() if k not in RESERVED]
         turns = rec.get("turns", [])
         if not isinstance(turns, list):
             raise DialevalError("'turns' must be a list", file=file, dialogue=did, field="turns")
@@ -138,10 +146,16 @@ def read_turn_run(source: object, gold: dict[str, Distributions]) -> TurnRun:
             if pos in done:
                 raise DialevalError(f"turn {pos} is given twice", file=file, dialogue=did, field=f"turns[{j}]")
             done.add(pos)
-            items.extend((pos, k, v, f"turns[{j}].{k}") for k, v in t.items() if k not in ("turn", "n"))
-        for pos, name, dist, where in items:
+            given = t.get(HARD, {})
+            if not isinstance(given, dict):
+                raise DialevalError(f"'{HARD}' must be an object scale: level, received {describe(given)}", file=file,
+                                    dialogue=did, field=f"turns[{j}].{HARD}")
+            items.extend((pos, k, v, f"turns[{j}].{k}", given.get(k)) for k, v in t.items()
+                         if k not in ("turn", "n", HARD))
+        for pos, name, dist, where, label in items:
             if name not in gold:
-                raise DialevalError(f"scale {name!r} is not in the gold; its scales are " + ", ".join(gold),
+                raise DialevalError(f"scale {name!r} is not in the gold{suggest(name, gold)}; its scales are "
+                                    + ", ".join(gold),
                                     file=file, dialogue=did, field=where)
             g = gold[name]
             if (pos is None) != (g.turns is None):
@@ -155,6 +169,11 @@ def read_turn_run(source: object, gold: dict[str, Distributions]) -> TurnRun:
                 continue
             vals[name].append(read_distribution(dist, g.scale.levels, did, where, file))
             rows[name].append(r)
+            if label is not None and label not in g.scale.levels:
+                raise DialevalError(f"hard label {describe(label)} is not allowed{suggest(label, g.scale.levels)}; "
+                                    "allowed are " + ", ".join(g.scale.levels), file=file, dialogue=did,
+                                    field=where.rsplit(".", 1)[0] + f".{HARD}.{name}")
+            hard[name].append(label)
     if not seen:
         raise DialevalError("the run holds no dialogue", file=file)
     out_rows, out_probs = {}, {}
@@ -163,7 +182,8 @@ def read_turn_run(source: object, gold: dict[str, Distributions]) -> TurnRun:
             arr = np.asarray(vals[n], dtype=float)
             out_rows[n] = np.asarray(rows[n], dtype=np.int64)
             out_probs[n] = normalise(arr)
-    return TurnRun(out_rows, out_probs, [i for i in seen if i in gold_ids], extra_d, extra_i, file)
+    return TurnRun(out_rows, out_probs, [i for i in seen if i in gold_ids], extra_d, extra_i, file,
+                   {n: hard[n] for n in out_rows})
 
 
 def run_document(dists: dict[str, Distributions]) -> list[dict]:

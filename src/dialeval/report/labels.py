@@ -66,3 +66,33 @@ def lower_is_better(column: str) -> bool:
 
 def direction_text(column: str) -> str:
     return "lower is better" if lower_is_better(column) else "higher is better"
+
+
+def match_columns(columns: object, wanted: object) -> list[str]:
+    """The score columns named by ``wanted`` (all when empty), in the order of ``columns``.
+
+    A name matches a column as it is (``quality.nmd.A``), without its subtask (``nmd.A``), by its label
+    (``NMD (A)``), or by the measure alone (``nmd``: every key); case does not matter; items may be
+    comma-separated. An unknown name is an error listing the allowed ones.
+
+    Examples
+    --------
+    >>> match_columns(["quality.nmd.A", "quality.nmd.S", "nugget.jsd"], ["JSD", "nmd.s"])
+    ['quality.nmd.S', 'nugget.jsd']
+    """
+    cols = [str(c) for c in columns]  # type: ignore[attr-defined]
+    names = [w.strip().lower() for item in (wanted or []) for w in str(item).split(",") if w.strip()]  # type: ignore[attr-defined]
+    if not names:
+        return cols
+
+    def keys(name: str) -> set[str]:
+        parts = name.split(".")
+        return {name.lower(), ".".join(parts[1:]).lower(), column_label(name).lower(),
+                (parts[1] if len(parts) > 1 else name).lower()}
+
+    unknown = [w for w in names if not any(w in keys(c) for c in cols)]
+    if unknown:
+        allowed = ", ".join(dict.fromkeys(".".join(c.split(".")[1:]) or c for c in cols))
+        raise DialevalError(f"measure(s) {', '.join(map(repr, unknown))} not among the score columns; allowed are "
+                            f"{allowed}, or a measure alone (e.g. nmd)")
+    return [c for c in cols if keys(c) & set(names)]

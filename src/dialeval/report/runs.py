@@ -52,6 +52,11 @@ class RunMatrix:
     def matrices(self) -> dict[str, np.ndarray]:
         return {c: self.column(c) for c in self.columns}
 
+    def select(self, columns: Sequence[str]) -> RunMatrix:
+        """The same runs and dialogues with only ``columns`` (in that order)."""
+        idx = [self.columns.index(c) if c in self.columns else self.column(c) for c in columns]
+        return replace(self, columns=tuple(columns), values=self.values[:, :, idx])
+
 
 def run_files(paths: Sequence[PathLike], *, exclude: PathLike | None = None) -> list[Path]:
     """The run files named by ``paths``: files as given, folders as their ``*.json`` files (sorted by name).

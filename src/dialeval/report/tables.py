@@ -66,8 +66,19 @@ def settings_lines(c: Comparison) -> list[str]:
     return lines
 
 
-def _p_exact(p: float) -> str:
-    """A p-value from a distribution function: 4 decimals, scientific below 1e-4, bounded by double precision."""
+def p_text(p: float | None) -> str:
+    """A p-value from a distribution function: 4 decimals, scientific below 1e-4, bounded by double precision.
+
+    Below 1e-16 (a float near 1 cannot hold a smaller complement) it prints ``< 1e-16``, never ``0``;
+    undefined is ``n/a``.
+
+    Examples
+    --------
+    >>> p_text(0.0), p_text(3e-7), p_text(0.04321), p_text(float("nan"))
+    ('< 1e-16', '3.0e-07', '0.0432', 'n/a')
+    """
+    if p is None:
+        return "n/a"
     if not math.isfinite(p):
         return "n/a"
     return f"{p:.4f}" if p >= 1e-4 else ("< 1e-16" if p < 1e-16 else f"{p:.1e}")
@@ -75,7 +86,7 @@ def _p_exact(p: float) -> str:
 
 def _anova_line(mc: MeasureComparison) -> str:
     a = mc.anova
-    p = _p_exact(a.pvalue)
+    p = p_text(a.pvalue)
     return (f"two-way ANOVA without replication: F({a.df_runs}, {a.df_E}) = {_num(a.F, 3)}, "
             f"p {p if p.startswith('<') else '= ' + p}, "
             f"V_E = {a.V_E:.6g}")
@@ -117,8 +128,11 @@ def render_markdown(c: Comparison) -> dict[str, str]:
                 f"over the {len(c.runs)} runs.", ""]
         out += _md_table(["measure", "measure", "tau", f"{lvl} CI", "p"],
                          [[column_label(a.first), column_label(a.second), _num(a.tau.statistic, 3),
-                           f"[{_num(a.tau.ci.low, 3)}, {_num(a.tau.ci.high, 3)}]", _p_exact(a.tau.pvalue)]
+                           f"[{_num(a.tau.ci.low, 3)}, {_num(a.tau.ci.high, 3)}]", p_text(a.tau.pvalue)]
                           for a in c.agreement], "llrrr")
+    fig = c.settings.get("figure")
+    if fig:
+        out += ["", "## Figure", "", f"![Run means per measure]({fig['files'][0]})", "", fig["caption"]]
     if c.notes:
         out += ["", "## Notes", ""] + [f"- {n}" for n in c.notes]
     return {"": "\n".join(out) + "\n"}
@@ -202,6 +216,12 @@ def render_latex(c: Comparison) -> dict[str, str]:
         out += [f"{tex(column_label(a.first))} & {tex(column_label(a.second))} & {_num(a.tau.statistic, 3)} & "
                 f"[{_num(a.tau.ci.low, 3)}, {_num(a.tau.ci.high, 3)}] \\\\" for a in c.agreement]
         out += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
+    fig = c.settings.get("figure")
+    if fig:
+        stem = fig["files"][0].rsplit(".", 1)[0]
+        out += ["% the figure needs \\usepackage{graphicx}", "\\begin{figure}[htbp]", "\\centering",
+                f"\\includegraphics[width=\\textwidth]{{{tex(stem)}}}", f"\\caption{{{tex(fig['caption'])}}}",
+                "\\end{figure}", ""]
     return {"": "\n".join(out)}
 
 

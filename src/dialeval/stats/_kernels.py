@@ -92,3 +92,50 @@ def hsd_chunk(X, key, b0, out):  # pragma: no cover - compiled
             if v > hi:
                 hi = v
         out[t] = (hi - lo) / n
+
+
+@njit(cache=True, nogil=True)
+def hsd_chunk_multi(X, key, b0, out):  # pragma: no cover - compiled
+    """:func:`hsd_chunk` for K score columns at once: X is a C-contiguous n x m x K float64, ``out`` is t x K.
+
+    Every column is permuted by the same draws (iteration ``b``'s stream of ``key``), which is what K calls
+    of :func:`hsd_chunk` with one key do: ``out[:, q]`` equals ``hsd_chunk(X[:, :, q], key, b0)`` bit for bit
+    (the same values are added in the same order), while the random numbers are drawn once, not K times.
+    """
+    n, m, K = X.shape
+    sums = np.empty((m, K))
+    idx = np.empty(m, dtype=np.int64)
+    for t in range(out.shape[0]):
+        state = _mix(key ^ _mix(uint64(b0 + t + 1) * GAMMA))
+        rstate = _mix(state ^ GAMMA)
+        sums[:, :] = 0.0
+        for i in range(n):
+            idx[0] = 0
+            for k0 in range(1, m, 4):
+                state += GAMMA
+                z = _mix(state)
+                for q in range(4):
+                    k = k0 + q
+                    if k >= m:
+                        break
+                    s = uint64(k + 1)
+                    prod = ((z >> uint64(16 * q)) & _M16) * s
+                    if (prod & _M16) < s:
+                        prod, rstate = _redraw(prod, s, rstate)
+                    j = prod >> uint64(16)
+                    idx[k] = idx[j]
+                    idx[j] = k
+            for c in range(m):
+                src = idx[c]
+                for q in range(K):
+                    sums[c, q] += X[i, src, q]
+        for q in range(K):
+            lo = sums[0, q]
+            hi = sums[0, q]
+            for c in range(1, m):
+                v = sums[c, q]
+                if v < lo:
+                    lo = v
+                if v > hi:
+                    hi = v
+            out[t, q] = (hi - lo) / n

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 from dialeval.errors import DialevalError
-from dialeval.stats._common import as_matrix, check_policy, tie_tolerance
+from dialeval.stats._common import as_matrix, check_level, check_policy, tie_tolerance
 
 ZERO_ERROR_POLICIES = ("nan", "raise")
 
@@ -18,6 +18,9 @@ class Anova2:
     """Result of :func:`anova2`: sums of squares ``S_*``, degrees of freedom ``df_*``, mean squares ``V_*``.
 
     ``F``/``pvalue`` test the run factor, ``F_dialogues``/``pvalue_dialogues`` the dialogue factor.
+    ``moe`` is the margin of error of each run mean at ``level``, ``t_{df_E, (1+level)/2} sqrt(V_E / n)``
+    (Sakai 2018, Ch. 3 and 5: the interval of run j is ``run_means[j] +- moe``); NaN when ``V_E = 0``
+    under ``on_zero_error='nan'``.
     """
 
     n: int
@@ -38,6 +41,8 @@ class Anova2:
     pvalue: float
     F_dialogues: float
     pvalue_dialogues: float
+    moe: float = float("nan")
+    level: float = 0.95
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -55,14 +60,15 @@ def _zero_error(V_E: float, on_zero_error: str) -> bool:
     return True
 
 
-def anova2(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan") -> Anova2:
+def anova2(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan", level: float = 0.95) -> Anova2:
     """Two-way ANOVA without replication of an n x m matrix (dialogues x runs).
 
     With grand mean ``x..``, run means ``x.j`` and dialogue means ``xi.``:
 
         S_runs = n sum_j (x.j - x..)^2,   S_dialogues = m sum_i (xi. - x..)^2,
         S_E = sum_ij (x_ij - xi. - x.j + x..)^2,   V_E = S_E / ((m - 1)(n - 1)),
-        F = (S_runs / (m - 1)) / V_E  with p from F(m - 1, (m - 1)(n - 1)).
+        F = (S_runs / (m - 1)) / V_E  with p from F(m - 1, (m - 1)(n - 1)),
+        MOE = t_{(m - 1)(n - 1), (1 + level)/2} sqrt(V_E / n)  (margin of error of each run mean).
 
     Parameters
     ----------
@@ -71,6 +77,8 @@ def anova2(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan") -> Anov
     on_zero_error : {'nan', 'raise'}, default 'nan'
         When ``V_E = 0`` the F statistics are undefined: NaN, or raise :class:`~dialeval.DialevalError`.
         Residuals all within ``TIE_RTOL * max|X|`` of 0 (rounding) count as ``S_E = 0``.
+    level : float in (0, 1), default 0.95
+        Confidence level of the margin of error ``moe``.
 
     Examples
     --------
@@ -81,6 +89,7 @@ def anova2(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan") -> Anov
     """
     from scipy import stats as sps  # imported here: keeps `import dialeval` and the CLI fast
     arr = as_matrix(X)
+    level = check_level(level)
     n, m = arr.shape
     grand = float(arr.mean())
     run_means = arr.mean(axis=0)
@@ -96,13 +105,14 @@ def anova2(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan") -> Anov
     V_E = S_E / df_e
     V_r, V_d = S_runs / df_r, S_dlg / df_d
     if _zero_error(V_E, on_zero_error):
-        F = F_d = p = p_d = float("nan")
+        F = F_d = p = p_d = moe = float("nan")
     else:
+        moe = float(sps.t.ppf((1.0 + level) / 2.0, df_e) * np.sqrt(V_E / n))
         F, F_d = V_r / V_E, V_d / V_E
         p, p_d = float(sps.f.sf(F, df_r, df_e)), float(sps.f.sf(F_d, df_d, df_e))
     run_means.setflags(write=False)
     return Anova2(n, m, grand, run_means, S_runs, S_dlg, S_E, float(((arr - grand) ** 2).sum()), df_r, df_d, df_e,
-                  V_r, V_d, V_E, F, p, F_d, p_d)
+                  V_r, V_d, V_E, F, p, F_d, p_d, moe, level)
 
 
 def effect_sizes(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan") -> np.ndarray:

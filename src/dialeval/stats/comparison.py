@@ -26,7 +26,7 @@ from dialeval.stats.correlation import (
     kendall_rows_pairs,
     tau_from_bootstrap,
 )
-from dialeval.stats.randomization import TUKEY_TEST, TukeyHSD, auto_progress, tukey_from_matrix
+from dialeval.stats.randomization import TUKEY_TEST, TukeyHSD, auto_progress, permutation_null_multi, tukey_from_null
 
 RUN_INTERVAL = "percentile bootstrap over dialogues"
 EFFECT_SIZE = "ES_E = |diff| / sqrt(V_E), V_E from two-way ANOVA without replication"
@@ -185,15 +185,19 @@ def _check_runs(runs: Sequence[str], m: int) -> tuple[str, ...]:
     return names
 
 
+def _order(tukey: TukeyHSD, lower: bool) -> list[int]:
+    key = tukey.means if lower else -tukey.means
+    return [int(i) for i in np.argsort(key, kind="stable")]
+
+
 def _measure(name: str, X: np.ndarray, runs: tuple[str, ...], lower: bool, tukey: TukeyHSD, boot: np.ndarray,
-             alpha: float, level: float) -> MeasureComparison:
+             alpha: float, level: float, sep: str = "") -> MeasureComparison:
     means = tukey.means
     key = means if lower else -means
-    order = [int(i) for i in np.argsort(key, kind="stable")]
+    order = _order(tukey, lower)
     ranks = np.searchsorted(np.sort(key), key, side="left") + 1  # ties share the best rank
     groups = not_different_groups(tukey.pvalues, order, alpha)
     labels = {i: "" for i in range(len(runs))}
-    sep = "" if len(groups) <= 26 else ","
     for g, members in enumerate(groups):
         for i in members:
             labels[i] = (labels[i] + sep if labels[i] else "") + group_label(g)
@@ -277,10 +281,16 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
     k = len(arrays)
     with _progress.bar(f"Tukey HSD ({k} measure(s), {m} runs, B={B})", k * B,
                        progress=auto_progress(progress, float(k) * B * n * m)) as bar:
-        tukeys = {name: tukey_from_matrix(X, B, key, bar.advance) for name, X in arrays.items()}
+        # one pass of permutations for every measure: the same draws K separate calls with this key would make
+        nulls = permutation_null_multi(np.stack(list(arrays.values()), axis=2), B, key, bar.advance)
+        tukeys = {name: tukey_from_null(X, nulls[:, q], key) for q, (name, X) in enumerate(arrays.items())}
     boot = bootstrap_column_means(np.hstack(list(arrays.values())), B, np.random.default_rng(key))
     boots = {name: boot[:, i * m:(i + 1) * m] for i, name in enumerate(arrays)}
-    measures = tuple(_measure(name, X, names, lower[name], tukeys[name], boots[name], alpha, level)
+    # One group-letter style for the whole comparison: letters run together ("abc") unless some measure has
+    # more than 26 groups, whose two-letter labels need commas ("z,aa") -- then commas in every measure.
+    most = max(len(not_different_groups(t.pvalues, _order(t, lower[name]), alpha)) for name, t in tukeys.items())
+    sep = "" if most <= 26 else ","
+    measures = tuple(_measure(name, X, names, lower[name], tukeys[name], boots[name], alpha, level, sep)
                      for name, X in arrays.items())
     keys = list(arrays)
     sign = {name: 1.0 if lower[name] else -1.0 for name in keys}  # orient every measure best-first

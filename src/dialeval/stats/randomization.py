@@ -81,23 +81,19 @@ def _kernel():
     return hsd_chunk
 
 
-def permutation_null(X: np.ndarray, B: int, key: int, advance: Callable[[int], object] | None = None,
-                     threads: int | None = None) -> np.ndarray:
-    """``max - min`` of the run means under ``B`` within-row permutations of ``X`` (unsorted, in b order).
-
-    Iteration ``b`` uses the random stream of ``(key, b)`` (see :mod:`dialeval.stats._kernels`), so the
-    result does not depend on ``threads``. The work is done in chunks of iterations, each split into
-    contiguous blocks run on ``threads`` threads, calling ``advance(k)`` after each chunk.
-    """
+def _null(X: np.ndarray, B: int, key: int, kernel: Callable, advance: Callable[[int], object] | None,
+          threads: int | None) -> np.ndarray:
+    """Run ``kernel(X, key, b0, out[b0:b1])`` over B iterations: chunks of iterations, each split into
+    contiguous blocks on ``threads`` threads; ``advance`` after each chunk (iterations x matrices)."""
     from dialeval.stats._kernels import MAX_RUNS
-    n, m = X.shape
+    n, m = X.shape[:2]
+    K = X.shape[2] if X.ndim == 3 else 1
     if m > MAX_RUNS:
         raise DialevalError(f"X has {m} runs (columns); the randomised test handles at most {MAX_RUNS}")
     Xc = np.ascontiguousarray(X, dtype=np.float64)
-    kernel = _kernel()
     workers = default_threads() if threads is None else check_threads(threads)
-    out = np.empty(B)
-    step = max(1, min(B, _CHUNK_WORK // max(n * m, 1)))
+    out = np.empty((B, K) if X.ndim == 3 else B)
+    step = max(1, min(B, _CHUNK_WORK // max(n * m * K, 1)))
     k = np.uint64(key)
 
     def block(lo: int, hi: int) -> None:
@@ -110,8 +106,31 @@ def permutation_null(X: np.ndarray, B: int, key: int, advance: Callable[[int], o
             for f in [pool.submit(block, int(lo), int(hi)) for lo, hi in itertools.pairwise(edges)]:
                 f.result()
             if advance is not None:
-                advance(stop - start)
+                advance(K * (stop - start))
     return out
+
+
+def permutation_null(X: np.ndarray, B: int, key: int, advance: Callable[[int], object] | None = None,
+                     threads: int | None = None) -> np.ndarray:
+    """``max - min`` of the run means under ``B`` within-row permutations of ``X`` (unsorted, in b order).
+
+    Iteration ``b`` uses the random stream of ``(key, b)`` (see :mod:`dialeval.stats._kernels`), so the
+    result does not depend on ``threads``. The work is done in chunks of iterations, each split into
+    contiguous blocks run on ``threads`` threads, calling ``advance(k)`` after each chunk.
+    """
+    return _null(X, B, key, _kernel(), advance, threads)
+
+
+def permutation_null_multi(Xs: np.ndarray, B: int, key: int, advance: Callable[[int], object] | None = None,
+                           threads: int | None = None) -> np.ndarray:
+    """:func:`permutation_null` of K matrices of one shape at once (``Xs``: n x m x K), a B x K array.
+
+    Column q equals ``permutation_null(Xs[:, :, q], B, key)`` exactly: every matrix gets iteration b's
+    permutations of ``key``, drawn once for all of them (:func:`dialeval.stats._kernels.hsd_chunk_multi`).
+    ``advance(k)`` counts k iterations of every matrix (``K * iterations``).
+    """
+    from dialeval.stats._kernels import hsd_chunk_multi
+    return _null(Xs, B, key, hsd_chunk_multi, advance, threads)
 
 
 def pvalues_from_null(means: np.ndarray, null_sorted: np.ndarray, tol: float) -> np.ndarray:
@@ -135,7 +154,13 @@ def tukey_from_matrix(X: np.ndarray, B: int, seed: Seed, advance: Callable[[int]
                       threads: int | None = None) -> TukeyHSD:
     """:func:`randomized_tukey_hsd` on an already checked matrix, reporting progress through ``advance``."""
     key = stream_key(seed)
-    null = np.sort(permutation_null(X, B, key, advance, threads))
+    return tukey_from_null(X, permutation_null(X, B, key, advance, threads), seed)
+
+
+def tukey_from_null(X: np.ndarray, null: np.ndarray, seed: Seed) -> TukeyHSD:
+    """The :class:`TukeyHSD` of ``X`` from its permutation null (unsorted, B values)."""
+    B = int(null.size)
+    null = np.sort(null)
     means = X.mean(axis=0)
     p = pvalues_from_null(means, null, tie_tolerance(X))
     return TukeyHSD(_readonly(means), _readonly(p), _readonly(null), int(X.shape[0]), B, seed_label(seed))
