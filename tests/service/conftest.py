@@ -46,3 +46,22 @@ def service_any(db_url):
     s = Service(db_url)
     yield s
     s.close()
+
+
+@pytest.fixture
+def browser():
+    """Headless Debian Chromium driven by Playwright (missing: skip, or fail when CI is set)."""
+    from test_browser import ARGS, CHROMIUM, _need
+
+    _need(str(CHROMIUM), CHROMIUM.exists())
+    try:
+        from playwright.sync_api import expect, sync_playwright
+    except ImportError:
+        _need("the playwright package", False)
+    with sync_playwright() as pw:
+        expect.set_options(timeout=15_000)
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()

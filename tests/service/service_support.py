@@ -151,7 +151,9 @@ class LiveServer:
     def __init__(self, app) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        # proxy_headers=False as in `dialeval serve`: the app applies its own trusted-proxy rule.
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                                    proxy_headers=False))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> LiveServer:
@@ -167,3 +169,33 @@ class LiveServer:
         self.server.should_exit = True
         self.thread.join(15)
 
+
+
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+"""The Content-Security-Policy the service sends (written out here, not imported, so a change is noticed)."""
+
+
+def with_csp(app) -> None:
+    """Check that ``app`` sends :data:`CSP` itself (``service/security.py``): the browser tests then check the
+    pages work under it."""
+    from fastapi.testclient import TestClient
+
+    with TestClient(app) as c:
+        sent = c.get("/").headers.get("content-security-policy")
+    if sent != CSP:
+        raise AssertionError(f"the app sends the CSP {sent!r}; the browser tests expect {CSP!r}")
+
+
+def watch(page) -> list[str]:
+    """Collect a page's console errors and warnings (CSP violations among them), uncaught errors and dialogs."""
+    problems: list[str] = []
+
+    def console(m) -> None:
+        if m.type in ("error", "warning") and not m.location.get("url", "").endswith("/favicon.ico"):
+            problems.append(f"{m.text} ({m.location.get('url')})")
+
+    page.on("console", console)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("dialog", lambda d: (problems.append("dialog: " + d.message), d.dismiss()))
+    return problems

@@ -7,7 +7,20 @@ import os
 import typer
 
 from dialeval.cli._common import err
-from dialeval.service.config import DEFAULT_MAX_UPLOAD_BYTES, MAX_UPLOAD_ENV, URL_ENV, database_url
+from dialeval.service.config import (
+    DEFAULT_MAX_UPLOAD_BYTES,
+    DOCS_ENV,
+    FORWARDED_ENV,
+    MAX_SCORING_PROCESSES,
+    MAX_UPLOAD_ENV,
+    PUBLIC_URL_ENV,
+    SCORING_ENV,
+    URL_ENV,
+    check_forwarded_allow_ips,
+    check_public_url,
+    database_url,
+    default_scoring_processes,
+)
 
 DB_HELP = f"sqlite:///FILE or postgresql+psycopg://USER@HOST:PORT/DB (default: ${URL_ENV}, else a SQLite file here)."
 
@@ -24,19 +37,43 @@ def register(app: typer.Typer) -> None:
         registration: str = typer.Option("open", envvar="DIALEVAL_REGISTRATION",
                                          help="Who may register a team: open | invite (a code from dialeval admin "
                                               "invite-teams) | approve (dialeval admin approve-team)."),
+        public_url: str = typer.Option("", envvar=PUBLIC_URL_ENV,
+                                       help="The URL people reach the service at, e.g. https://eval.example.org "
+                                            "(the only source of absolute URLs; the Host header never is). "
+                                            "HTTPS also turns on HSTS."),
+        forwarded_allow_ips: str = typer.Option("", envvar=FORWARDED_ENV,
+                                                help="Proxies whose X-Forwarded-For/-Proto are believed "
+                                                     "(comma-separated IPs or networks, or *; Uvicorn's "
+                                                     "semantics). Default: none, so every client is its "
+                                                     "connection's address."),
+        docs: bool = typer.Option(False, "--docs", envvar=DOCS_ENV,
+                                  help="Serve /openapi.json and a self-hosted /docs page (off by default)."),
+        scoring_processes: int = typer.Option(default_scoring_processes(), min=0, max=MAX_SCORING_PROCESSES,
+                                              envvar=SCORING_ENV,
+                                              help="Processes per worker that score uploads, so scoring never "
+                                                   "stalls other requests (0: in the request's thread)."),
     ) -> None:
-        """Serve the leaderboard, the upload page and the JSON API (docs at /docs)."""
+        """Serve the leaderboard, the upload page and the JSON API (with --docs: described at /docs)."""
         import uvicorn
 
         from dialeval.service.db import Database
         from dialeval.service.teams import check_mode
 
-        os.environ["DIALEVAL_REGISTRATION"] = check_mode(registration)  # read by every worker's Settings
+        # Checked here, once; every worker's Settings reads them back from the environment.
+        os.environ["DIALEVAL_REGISTRATION"] = check_mode(registration)
+        os.environ[PUBLIC_URL_ENV] = check_public_url(public_url)
+        os.environ[FORWARDED_ENV] = check_forwarded_allow_ips(forwarded_allow_ips)
+        os.environ[DOCS_ENV] = "1" if docs else "0"
+        os.environ[SCORING_ENV] = str(scoring_processes)
         url = database_url(database_url_)
         db = Database(url)  # checks the URL and migrates the schema once, before the workers start
         db.dispose()
         os.environ[URL_ENV] = db.url
         os.environ[MAX_UPLOAD_ENV] = str(int(max_upload_mb * 1048576))
-        err.print(f"dialeval service on http://{host}:{port}/  (API docs: /docs; database: {db!r})", markup=False)
+        shown = public_url.rstrip("/") or f"http://{host}:{port}"
+        err.print(f"dialeval service on {shown}/  ({'API docs: /docs; ' if docs else ''}database: {db!r})",
+                  markup=False)
+        # proxy_headers=False: the app applies the same rule itself (Settings.forwarded_allow_ips), so
+        # Uvicorn's default of trusting 127.0.0.1 never applies.
         uvicorn.run("dialeval.service.app:create_app", factory=True, host=host, port=port, workers=workers,
-                    log_level="info")
+                    proxy_headers=False, server_header=False, log_level="info")

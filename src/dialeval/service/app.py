@@ -1,7 +1,9 @@
 """The FastAPI application: routes only (the work is done in the service's modules and the library).
 
-JSON API under ``/api`` (described at ``/docs`` and ``/openapi.json``) and server-rendered pages
-(``/``, ``/tasks/NAME``) with a form to register a team and one to upload a run.
+JSON API under ``/api`` (described at ``/docs`` and ``/openapi.json`` when ``Settings.docs`` is on) and
+server-rendered pages (``/``, ``/tasks/NAME``) with a form to register a team and one to upload a run.
+Every response carries the security headers of :mod:`.security`; pages link with relative paths
+(:mod:`.urls`); ``X-Forwarded-*`` is believed only from ``Settings.forwarded_allow_ips``.
 """
 
 from __future__ import annotations
@@ -10,24 +12,29 @@ from importlib.resources import files
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from dialeval import __version__
 from dialeval.errors import DialevalError, quote
-from dialeval.service import invitations, ratelimit, submissions, tasks, teams
+from dialeval.service import invitations, ratelimit, security, submissions, tasks, teams
 from dialeval.service import leaderboard as boards
+from dialeval.service.annotation.routes import annotation_router
+from dialeval.service.apidocs import OPENAPI_PATH, add_docs
 from dialeval.service.boundary import detail, one_file_part, validation_errors
 from dialeval.service.collection.routes import collection_router
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError
 from dialeval.service.runs import SUBTASKS
-from dialeval.service.uploads import BodyLimit, read_upload
+from dialeval.service.scoring_pool import Scorer
+from dialeval.service.uploads import BodyLimit, clean_filename, read_upload
+from dialeval.service.urls import templates
 
 _HERE = files("dialeval.service")
 bearer = HTTPBearer(auto_error=False, description="A team's token (or an organiser token for /api/admin).")
@@ -59,12 +66,18 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     clock = settings.clock
     app = FastAPI(title="dialeval evaluation service", version=__version__,
                   description="Score runs of STC-3/DialEval-style tasks on hidden gold: teams, quotas, a public "
-                              "half before close and 100% after, a leaderboard.")
+                              "half before close and 100% after, a leaderboard.",
+                  docs_url=None, redoc_url=None, openapi_url=OPENAPI_PATH if settings.docs else None)
     app.state.db, app.state.settings = db, settings
     app.add_middleware(BodyLimit, max_bytes=settings.max_upload_bytes)
+    if settings.forwarded_allow_ips:  # Uvicorn's own rule, inside the app: the rate limit sees its result
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.forwarded_allow_ips)
+    security.secure(app, https=settings.public_url.startswith("https://"))
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
-    pages = Jinja2Templates(directory=str(_HERE / "templates"))
-    pages.env.globals["version"] = __version__
+    pages = templates(settings.public_url)
+    pages.env.globals["docs"] = settings.docs
+    if settings.docs:
+        add_docs(app, pages)
 
     @app.exception_handler(ServiceError)
     def _service_error(_request: Request, e: ServiceError) -> JSONResponse:
@@ -79,6 +92,8 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         return JSONResponse({"detail": validation_errors(e)}, status_code=422)
 
     def client_of(request: Request) -> str:
+        """The client's address: the connection's peer, or what a trusted proxy forwarded (never a header
+        of an untrusted client: see ``Settings.forwarded_allow_ips``)."""
         return request.client.host if request.client else "unknown"
 
     def register_any(request: Request, name: object, affiliation: object, invite: str | None):
@@ -112,19 +127,36 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     def get_task(task: str) -> dict:
         return tasks.task_info(tasks.get_task(db, task))
 
+    scorer = Scorer(db, settings.scoring_processes)
+    app.state.scorer = scorer
+
+    async def score_and_store(team, task: str, file: UploadFile, on_leaderboard: bool) -> dict:
+        """Read, score (in a scoring process: no request waits for it) and store an upload.
+
+        At most ``scorer.slots`` uploads per worker are read and scored at once; the others wait here
+        holding no thread and no parsed run.
+        """
+        async with scorer.slot():
+            t = await run_in_threadpool(submissions.before_scoring, db, team, task, clock)
+            data = await run_in_threadpool(read_upload, file.file, settings.max_upload_bytes)
+            filename = clean_filename(file.filename, "run.json")
+            result = await scorer.score(t, data, filename)
+        return await run_in_threadpool(lambda: submissions.store(db, team, t, data, filename, result, clock,
+                                                                 on_leaderboard=on_leaderboard))
+
     @app.post("/api/tasks/{task}/submissions", status_code=201, tags=["submissions"],
               dependencies=[Depends(one_file_part)])
-    def submit(task: str, cred: Token, file: UploadFile = File(..., description="The run file (JSON)."),
-               leaderboard: bool = Form(True, description="false: keep this run off the leaderboard.")) -> dict:
+    async def submit(task: str, cred: Token, file: UploadFile = File(..., description="The run file (JSON)."),
+                     leaderboard: bool = Form(True, description="false: keep this run off the leaderboard.")
+                     ) -> dict:
         """Score a run: scores on the public half only before close; the quota left after it.
 
-        401 bad token, 404 unknown task, 409 closed, 413 too large, 422 invalid run (the scorer's
-        message; it does not count), 429 quota spent (``Retry-After`` when the daily quota renews).
+        401 bad token, 403 team awaiting approval, 404 unknown task, 409 closed, 413 too large, 422 invalid
+        run (the scorer's message; it does not count), 429 quota spent (``Retry-After`` when the daily quota
+        renews), 503 the scoring process failed (it does not count).
         """
-        team = teams.authenticate(db, _token(cred))
-        data = read_upload(file.file, settings.max_upload_bytes)
-        return submissions.submit(db, team, task, data, file.filename or "run.json", clock,
-                                  on_leaderboard=leaderboard)
+        team = await run_in_threadpool(teams.authenticate, db, _token(cred))
+        return await score_and_store(team, task, file, leaderboard)
 
     @app.post("/api/tasks/{task}/submissions/{submission_id}/choose", tags=["submissions"])
     def choose(task: str, submission_id: int, cred: Token) -> dict:
@@ -133,9 +165,9 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
 
     @app.get("/api/tasks/{task}/leaderboard", tags=["tasks"])
     def leaderboard(task: str, by: str | None = Query(None, description="Sort column, e.g. quality.nmd.A."),
-                    per: str = Query("team", description="'team' (best run of each) or 'run'.")) -> dict:
+                    per: str = Query("team", description="'team' (best run of each) or 'run'.")) -> Response:
         """Leaderboard rows: public-half means before close, final means on 100% after."""
-        return boards.leaderboard(db, task, by=by, per=per)
+        return Response(boards.leaderboard_json(db, task, by=by, per=per), media_type="application/json")
 
     @app.post("/api/admin/tasks", status_code=201, tags=["admin"], dependencies=[Depends(one_file_part)])
     def admin_create_task(cred: Token, name: str = Form(...),
@@ -214,22 +246,22 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
 
     @app.post("/tasks/{task}/submit", response_class=HTMLResponse, include_in_schema=False,
               dependencies=[Depends(one_file_part)])
-    def submit_page(request: Request, task: str, token: str = Form(""), file: UploadFile | None = File(None),
-                    leaderboard: str | None = Form(None)) -> HTMLResponse:
+    async def submit_page(request: Request, task: str, token: str = Form(""), file: UploadFile | None = File(None),
+                          leaderboard: str | None = Form(None)) -> HTMLResponse:
         try:
             if file is None or not file.filename:
                 raise DialevalError("no file chosen; choose a run file (JSON) to upload")
-            team = teams.authenticate(db, token.strip())
-            data = read_upload(file.file, settings.max_upload_bytes)
-            result = submissions.submit(db, team, task, data, file.filename, clock,
-                                        on_leaderboard=leaderboard is not None)
+            team = await run_in_threadpool(teams.authenticate, db, token.strip())
+            result = await score_and_store(team, task, file, leaderboard is not None)
         except (ServiceError, DialevalError) as e:
             status = e.status if isinstance(e, ServiceError) else 422
             try:
-                return task_page(request, task, None, "team", status, error=detail(str(e)))
+                return await run_in_threadpool(task_page, request, task, None, "team", status,
+                                               error=detail(str(e)))
             except ServiceError as e2:
                 return page(request, "error.html", e2.status, error=detail(e2.message))
-        return task_page(request, task, None, "team", 201, result=result, team=team.name)
+        return await run_in_threadpool(task_page, request, task, None, "team", 201, result=result, team=team.name)
 
     app.include_router(collection_router(db, settings))
+    app.include_router(annotation_router(db, settings))
     return app

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, describe
 
 DEFAULT_URL = "sqlite:///dialeval-service.sqlite"
 DEFAULT_MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 URL_ENV = "DIALEVAL_DATABASE_URL"
 MAX_UPLOAD_ENV = "DIALEVAL_MAX_UPLOAD_BYTES"
+PUBLIC_URL_ENV = "DIALEVAL_PUBLIC_URL"
+FORWARDED_ENV = "DIALEVAL_FORWARDED_ALLOW_IPS"
+DOCS_ENV = "DIALEVAL_DOCS"
+SCORING_ENV = "DIALEVAL_SCORING_PROCESSES"
+MAX_SCORING_PROCESSES = 64
 
 
 def utcnow() -> datetime:
@@ -27,6 +33,81 @@ def _env_bytes() -> int:
         return int(raw)
     except ValueError:
         raise DialevalError(f"${MAX_UPLOAD_ENV} is {raw!r}; expected a whole number of bytes") from None
+
+
+def check_public_url(url: object) -> str:
+    """The service's public URL as given by the organiser (``--public-url``): ``http(s)://HOST[:PORT][/PATH]``
+    with no query, fragment or user part; returned without a trailing ``/``; ``""`` means none.
+
+    Examples
+    --------
+    >>> check_public_url("https://eval.example.org/dq/"), check_public_url("")
+    ('https://eval.example.org/dq', '')
+    """
+    from urllib.parse import urlsplit
+
+    if url is None or url == "":
+        return ""
+    bad = DialevalError(f"public URL {describe(url)} is not allowed; allowed are http(s)://HOST[:PORT][/PATH] "
+                        f"without query, fragment or user (--public-url, ${PUBLIC_URL_ENV})")
+    if not isinstance(url, str) or not url.isprintable() or any(c.isspace() for c in url):
+        raise bad
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        raise bad from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
+            or parts.username is not None or "#" in url or "?" in url:
+        raise bad
+    return url.rstrip("/")
+
+
+def check_forwarded_allow_ips(value: object) -> str:
+    """The proxies trusted for ``X-Forwarded-For``/``-Proto`` (Uvicorn's ``--forwarded-allow-ips``): a comma
+    separated list of IP addresses, networks (``10.0.0.0/8``) or ``*``; ``""`` trusts no one.
+
+    Examples
+    --------
+    >>> check_forwarded_allow_ips(" 127.0.0.1, 10.0.0.0/8 "), check_forwarded_allow_ips("")
+    ('127.0.0.1,10.0.0.0/8', '')
+    """
+    if not isinstance(value, str):
+        raise DialevalError(f"trusted proxies {describe(value)} are not allowed; allowed is a text")
+    items = [x.strip() for x in value.split(",") if x.strip()]
+    for item in items:
+        if item == "*":
+            continue
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise DialevalError(f"trusted proxy {describe(item)} (in --forwarded-allow-ips / ${FORWARDED_ENV}) "
+                                "is not allowed; allowed are IP addresses, networks such as 10.0.0.0/8, "
+                                "or *") from None
+    return ",".join(items)
+
+
+def _env_flag(name: str) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw not in ("", "0", "1", "false", "true", "no", "yes"):
+        raise DialevalError(f"${name} is {describe(raw)}; allowed are 1/0, true/false, yes/no")
+    return raw in ("1", "true", "yes")
+
+
+def default_scoring_processes() -> int:
+    """Scoring processes per worker when not configured: every core but one (at least one)."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def _env_scoring() -> int:
+    raw = os.environ.get(SCORING_ENV)
+    if raw is None or raw.strip() == "":
+        return default_scoring_processes()
+    try:
+        return int(raw)
+    except ValueError:
+        raise DialevalError(f"${SCORING_ENV} is {describe(raw)}; expected a whole number from 0 to "
+                            f"{MAX_SCORING_PROCESSES}") from None
 
 
 def database_url(url: str | None = None) -> str:
@@ -46,15 +127,36 @@ class Settings:
         Larger run files are refused with 413 before they are read.
     clock : callable returning an aware datetime
         The time used for quotas, deadlines and timestamps (tests pass a fake one).
+    registration : {'open', 'invite', 'approve'}
+        Who may register a team.
+    public_url : str, default ``$DIALEVAL_PUBLIC_URL`` or ""
+        The URL the service is reached at (``https://eval.example.org``): the only source of absolute URLs
+        (pages otherwise use relative paths; the ``Host`` header is never used). HTTPS also adds HSTS.
+    forwarded_allow_ips : str, default ``$DIALEVAL_FORWARDED_ALLOW_IPS`` or "" (trust no one)
+        Proxies whose ``X-Forwarded-For``/``-Proto`` are believed (Uvicorn's semantics).
+    docs : bool, default ``$DIALEVAL_DOCS`` or False
+        Serve ``/openapi.json`` and a self-hosted ``/docs`` page (no CDN).
+    scoring_processes : int, default ``$DIALEVAL_SCORING_PROCESSES`` or cores - 1
+        Processes that score uploads off the request threads (0: score in the request's thread).
     """
 
     database_url: str = field(default_factory=database_url)
     max_upload_bytes: int = field(default_factory=_env_bytes)
     clock: Callable[[], datetime] = utcnow
     registration: str = field(default_factory=lambda: os.environ.get("DIALEVAL_REGISTRATION", "open"))
+    public_url: str = field(default_factory=lambda: os.environ.get(PUBLIC_URL_ENV, ""))
+    forwarded_allow_ips: str = field(default_factory=lambda: os.environ.get(FORWARDED_ENV, ""))
+    docs: bool = field(default_factory=lambda: _env_flag(DOCS_ENV))
+    scoring_processes: int = field(default_factory=_env_scoring)
 
     def __post_init__(self) -> None:
         if isinstance(self.max_upload_bytes, bool) or not isinstance(self.max_upload_bytes, int) \
                 or self.max_upload_bytes < 1:
             raise DialevalError(f"max upload size {self.max_upload_bytes!r} is not allowed; allowed are "
                                 "integers >= 1 (bytes)")
+        self.public_url = check_public_url(self.public_url)
+        self.forwarded_allow_ips = check_forwarded_allow_ips(self.forwarded_allow_ips)
+        sp = self.scoring_processes
+        if isinstance(sp, bool) or not isinstance(sp, int) or not 0 <= sp <= MAX_SCORING_PROCESSES:
+            raise DialevalError(f"scoring processes {describe(sp)} are not allowed; allowed are integers from 0 "
+                                f"to {MAX_SCORING_PROCESSES}")

@@ -44,3 +44,7 @@ class Invalid(ServiceError):
 
 class QuotaSpent(ServiceError):
     status = 429
+
+
+class Unavailable(ServiceError):
+    status = 503

@@ -3,18 +3,27 @@
 Before close the rows hold means on the public half; after close, final means on 100% (a team's row is
 then its chosen run, else its latest). Runs submitted "not on the leaderboard" never appear. Column
 titles and the sort direction come from the measure registry.
+
+Reads are cheap: a computed leaderboard is kept per task, view and sort column in the worker process and
+reused while the database's fingerprint of the task and its runs (:func:`fingerprint`: their count, the
+newest id, the chosen ones, the close) is unchanged. The fingerprint is read from the database on every call, so an
+upload or a close through any worker process is seen by all of them at once.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import select
+import threading
+from collections import OrderedDict
+
+import orjson
+from sqlalchemy import case, func, select
 
 from dialeval import __version__
 from dialeval.errors import DialevalError, describe
 from dialeval.measures import get as get_measure
 from dialeval.service.db import Database, Submission, Task, Team
 from dialeval.service.runs import all_finite
-from dialeval.service.tasks import get_task, task_info
+from dialeval.service.tasks import TASK_NAME, get_task, task_info
 
 PER = ("team", "run")
 """Leaderboard views: one row per team, or one per run."""
@@ -39,7 +48,67 @@ def _sort_key(column: str):
     return lambda row: (sign * row["scores"][column], row["created_at"], row["id"])
 
 
+BOARDS_KEPT = 64
+"""Computed leaderboards kept per worker process (task, view and column)."""
+_boards: OrderedDict = OrderedDict()
+_boards_lock = threading.Lock()
+
+
+def fingerprint(db: Database, task_name: str) -> tuple | None:
+    """What the leaderboard of a task depends on that can change, in one query (None: no such task).
+
+    The task's id, creation time (a task made again under the same name differs), close, deadline and
+    quotas, and of its runs: the count and newest id (runs are only ever added), and the sum of the chosen
+    ids (a team's pick). Final scores are written in the transaction that closes the task.
+    """
+    if not TASK_NAME.fullmatch(str(task_name)):
+        return None
+    agg = (Task.id, Task.created_at, Task.closed_at, Task.deadline, Task.daily_limit, Task.total_limit)
+    with db.read() as s:
+        row = s.execute(
+            select(*agg, func.count(Submission.id), func.coalesce(func.max(Submission.id), 0),
+                   func.coalesce(func.sum(case((Submission.chosen, Submission.id), else_=0)), 0))
+            .select_from(Task).outerjoin(Submission, Submission.task_id == Task.id)
+            .where(Task.name == task_name).group_by(*agg)).one_or_none()
+    return tuple(row) if row is not None else None
+
+
+def _kept(db: Database, task_name: str, by: str | None, per: str) -> tuple[dict, bytes]:
+    """The board and its JSON encoding, computed again only when the database says the task changed.
+
+    A read of an unchanged board is one query (:func:`fingerprint`); the stamp is read before computing,
+    so a run stored meanwhile makes the next read compute again rather than be missed.
+    """
+    key = (db.url, task_name, by, per)
+    stamp = fingerprint(db, task_name)
+    with _boards_lock:
+        kept = _boards.get(key)
+        if stamp is not None and kept is not None and kept[0] == stamp:
+            _boards.move_to_end(key)
+            return kept[1], kept[2]
+    board = compute(db, get_task(db, task_name), by=by, per=per)
+    body = orjson.dumps(board)
+    with _boards_lock:
+        _boards[key] = (stamp, board, body)
+        while len(_boards) > BOARDS_KEPT:
+            _boards.popitem(last=False)
+    return board, body
+
+
 def leaderboard(db: Database, task_name: str, *, by: str | None = None, per: str = "team") -> dict:
+    """The leaderboard of a task (see :func:`compute`), reused while the task and its runs are unchanged.
+
+    The dict is shared between calls: read it, do not change it.
+    """
+    return _kept(db, task_name, by, per)[0]
+
+
+def leaderboard_json(db: Database, task_name: str, *, by: str | None = None, per: str = "team") -> bytes:
+    """:func:`leaderboard` encoded as JSON (encoded once per change of the board)."""
+    return _kept(db, task_name, by, per)[1]
+
+
+def compute(db: Database, task: Task, *, by: str | None = None, per: str = "team") -> dict:
     """The rows of a task's leaderboard, sorted by column ``by`` (default: the task's main column).
 
     Returns
@@ -51,7 +120,6 @@ def leaderboard(db: Database, task_name: str, *, by: str | None = None, per: str
         ``submissions`` counts every run of the team, ``off_leaderboard`` those of them that are not on this
         leaderboard (submitted off it, or without a final score after close).
     """
-    task = get_task(db, task_name)
     by = by or task.rank_by
     if by not in task.columns:
         raise DialevalError(f"sort column {describe(by)} is not allowed; allowed are " + ", ".join(task.columns))
@@ -59,21 +127,23 @@ def leaderboard(db: Database, task_name: str, *, by: str | None = None, per: str
         raise DialevalError(f"leaderboard view {describe(per)} is not allowed; allowed are " + ", ".join(PER))
     final = task.closed_at is not None
     with db.read() as s:
-        subs = s.execute(select(Submission, Team.name, Team.affiliation).join(Team, Team.id == Submission.team_id)
+        # Only the columns the board shows (no ORM objects: a read recomputes after every accepted upload).
+        subs = s.execute(select(Submission.id, Submission.team_id, Submission.created_at, Submission.on_leaderboard,
+                                Submission.chosen, Submission.final_scores if final else Submission.public_scores,
+                                Team.name, Team.affiliation).join(Team, Team.id == Submission.team_id)
                          .where(Submission.task_id == task.id).order_by(Submission.created_at, Submission.id)).all()
     counts: dict[int, int] = {}
     off: dict[int, int] = {}
     last: dict[int, str] = {}
     runs = []
-    for sub, team, affiliation, in subs:
-        counts[sub.team_id] = counts.get(sub.team_id, 0) + 1
-        last[sub.team_id] = sub.created_at.isoformat()
-        scores = sub.final_scores if final else sub.public_scores
-        if sub.on_leaderboard and all_finite(scores, task.columns):
-            runs.append({"id": sub.id, "team_id": sub.team_id, "team": team, "affiliation": affiliation,
-                         "scores": scores, "created_at": sub.created_at.isoformat(), "chosen": sub.chosen})
+    for sub_id, team_id, created_at, on_board, chosen, scores, team, affiliation in subs:
+        counts[team_id] = counts.get(team_id, 0) + 1
+        last[team_id] = created_at.isoformat()
+        if on_board and all_finite(scores, task.columns):
+            runs.append({"id": sub_id, "team_id": team_id, "team": team, "affiliation": affiliation,
+                         "scores": scores, "created_at": created_at.isoformat(), "chosen": chosen})
         else:
-            off[sub.team_id] = off.get(sub.team_id, 0) + 1
+            off[team_id] = off.get(team_id, 0) + 1
     rows = runs if per == "run" else _team_rows(runs, task, final)
     rows.sort(key=_sort_key(by))
     for rank, row in enumerate(rows, 1):

@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from dialeval.service.db import Database, Submission, SubmissionFile, Task, Team
 from dialeval.service.errors import Conflict, NotFound, QuotaSpent
 from dialeval.service.quota import Quota, after_accepting, decide
-from dialeval.service.runs import all_finite, read_run, score_run
+from dialeval.service.runs import RunScores, all_finite, read_run, score_run
 from dialeval.service.tasks import get_task, golds, list_tasks
 from dialeval.service.teams import require_approved
 from dialeval.service.uploads import clean_filename
@@ -48,30 +48,26 @@ def quota_of(db: Database, team: Team, task: Task, now: datetime) -> Quota:
         return _quota(task, _times(s, task.id, team.id), now)
 
 
-def submit(db: Database, team: Team, task_name: str, data: bytes, filename: str,
-           clock: Callable[[], datetime], *, on_leaderboard: bool = True) -> dict:
-    """Score and store a run of ``team`` for a task; the answer holds public-half scores only.
-
-    Returns
-    -------
-    dict
-        ``{"id", "task", "created_at", "scores": {column: mean}, "scored_on": {"half", "dialogues"},
-        "on_leaderboard", "remaining_today", "remaining_total"}``.
+def before_scoring(db: Database, team: Team, task_name: str, clock: Callable[[], datetime]) -> Task:
+    """The checks made before a run is scored: approved team, known open task, quota left (cheaply).
 
     Raises
     ------
-    NotFound, Conflict, QuotaSpent, dialeval.DialevalError
+    Forbidden, NotFound, Conflict, QuotaSpent
         See the module's docstring.
     """
     require_approved(team)
-    filename = clean_filename(filename, "run.json")
     task = get_task(db, task_name)
     _check_open(task, task.closed_at, task.deadline, clock())
     q = quota_of(db, team, task, clock())
     if not q.allowed:
         raise _refuse(q)
-    full, public = golds(db, task)
-    result = score_run(read_run(data, filename), task.subtask, task.columns, full, public, filename=filename)
+    return task
+
+
+def store(db: Database, team: Team, task: Task, data: bytes, filename: str, result: RunScores,
+          clock: Callable[[], datetime], *, on_leaderboard: bool = True) -> dict:
+    """Store a scored run in the locked transaction that checks, authoritatively, task state and quota."""
     with db.write() as s:
         # The lock: this team's row (PostgreSQL; SQLite holds its one write lock already). The task row
         # is shared-locked so that closing waits for submissions in flight, and they see a close.
@@ -95,6 +91,31 @@ def submit(db: Database, team: Team, task_name: str, data: bytes, filename: str,
             "scored_on": {"half": "public", "dialogues": len(task.public_ids)},
             "on_leaderboard": sub.on_leaderboard,
             "remaining_today": left.remaining_today, "remaining_total": left.remaining_total}
+
+
+def submit(db: Database, team: Team, task_name: str, data: bytes, filename: str,
+           clock: Callable[[], datetime], *, on_leaderboard: bool = True) -> dict:
+    """Score (in this thread) and store a run of ``team`` for a task; the answer holds public-half scores only.
+
+    The service's routes do the same in three steps (:func:`before_scoring`, scoring in a scoring process,
+    :func:`store`); this is the whole of it as one call.
+
+    Returns
+    -------
+    dict
+        ``{"id", "task", "created_at", "scores": {column: mean}, "scored_on": {"half", "dialogues"},
+        "on_leaderboard", "remaining_today", "remaining_total"}``.
+
+    Raises
+    ------
+    NotFound, Conflict, QuotaSpent, dialeval.DialevalError
+        See the module's docstring.
+    """
+    filename = clean_filename(filename, "run.json")
+    task = before_scoring(db, team, task_name, clock)
+    full, public = golds(db, task)
+    result = score_run(read_run(data, filename), task.subtask, task.columns, full, public, filename=filename)
+    return store(db, team, task, data, filename, result, clock, on_leaderboard=on_leaderboard)
 
 
 def choose(db: Database, team: Team, task_name: str, submission_id: int) -> dict:

@@ -196,9 +196,13 @@ def golds(db: Database, task: Task) -> tuple[PreparedGold, PreparedGold]:
         pair = _CACHE.get((task.id, task.gold_sha256))
     if pair is not None:
         return pair
+    return _cache_put(task, load_gold(parse_bytes(gold_data(db, task), file=task.gold_name)))
+
+
+def gold_data(db: Database, task: Task) -> bytes:
+    """The bytes of the task's gold file, as the organiser uploaded them."""
     with db.read() as s:
-        data = s.get(TaskGold, task.id).data
-    return _cache_put(task, load_gold(parse_bytes(data, file=task.gold_name)))
+        return s.get(TaskGold, task.id).data
 
 
 def close_task(db: Database, name: str, now: datetime) -> Task:
