@@ -41,20 +41,23 @@ def create_collection_cmd(
 
 
 def invitation_kind(db, name: str) -> str:
-    """The kind of invitation ``invite NAME`` makes: that of the collection (or project) called NAME."""
+    """The kind of invitation ``invite NAME`` makes: that of the collection or annotation project called NAME."""
+    from dialeval.service.annotation.projects import get_project
     from dialeval.service.collection import chats
     from dialeval.service.errors import NotFound
 
-    try:
-        chats.get_collection(db, name)
-        return "collection"
-    except NotFound:
-        raise DialevalError(f"no collection named {name!r}; create it first (dialeval admin "
-                            "create-collection)") from None
+    for kind, find in (("collection", chats.get_collection), ("annotation", get_project)):
+        try:
+            find(db, name)
+            return kind
+        except NotFound:
+            pass
+    raise DialevalError(f"no collection or annotation project named {name!r}; create it first (dialeval admin "
+                        "create-collection or create-annotation)")
 
 
 @admin_app.command("invite")
-def invite_cmd(name: str = typer.Argument(..., help="The collection the codes open."),
+def invite_cmd(name: str = typer.Argument(..., help="The collection or annotation project the codes open."),
                count: int = typer.Option(1, help="How many codes (one per person), 1-10000."),
                label: str = typer.Option("", help="A note kept with the codes (e.g. the group they went to)."),
                database_url_: str | None = DbOption) -> None:

@@ -55,7 +55,7 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            "dialeval.io.wochat:read_wochat", "dialeval.io.wochat_writer:write_wochat", ("names", "max_bytes"),
            "WOCHAT"),
     Format("dbdc", "Dialogue Breakdown Detection Challenge *.log.json", "FORMATS.md §3",
-           "dialeval.io.dbdc:read_dbdc", corpus="DBDC"),
+           "dialeval.io.dbdc:read_dbdc", "dialeval.io.dbdc_writer:write_dbdc", corpus="DBDC"),
     Format("conture", "ConTurE turn-level evaluation JSON", "FORMATS.md §4",
            "dialeval.io.conture:read_conture", corpus="ConTurE"),
     Format("dstc9", "DSTC9 interactive-evaluation ratings (chatbot*.json)", "FORMATS.md §5",

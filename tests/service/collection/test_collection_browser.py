@@ -4,57 +4,16 @@ are paired and chat over the WebSocket."""
 
 from __future__ import annotations
 
-import pytest
-
 try:
     from playwright.sync_api import expect
 except ImportError:  # the fixture reports it
     expect = None
 from collection_support import Chats
-from service_support import LiveServer
-from test_browser import ARGS, CHROMIUM, _need
+from service_support import LiveServer, watch
+from service_support import with_csp as _with_csp
 
 import dialeval
 from dialeval.service.collection.export import export_chats
-
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-       "frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
-
-
-def _with_csp(app) -> None:
-    @app.middleware("http")
-    async def csp(request, call_next):
-        response = await call_next(request)
-        response.headers.setdefault("Content-Security-Policy", CSP)
-        return response
-
-
-@pytest.fixture
-def browser():
-    _need(str(CHROMIUM), CHROMIUM.exists())
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _need("the playwright package", False)
-    with sync_playwright() as pw:
-        expect.set_options(timeout=15_000)
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-def _watch(page) -> list[str]:
-    problems: list[str] = []
-    def console(m) -> None:
-        if m.type in ("error", "warning") and not m.location.get("url", "").endswith("/favicon.ico"):
-            problems.append(f"{m.text} ({m.location.get('url')})")
-
-    page.on("console", console)
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.on("dialog", lambda d: (problems.append("dialog: " + d.message), d.dismiss()))
-    return problems
 
 
 def _join(page, url: str, code: str, nickname: str) -> None:
@@ -72,7 +31,7 @@ def test_a_participant_chats_five_turns_and_ends(sqlite_url, tmp_path, browser):
         _with_csp(ch.app)
         with LiveServer(ch.app) as server:
             page = browser.new_page()
-            problems = _watch(page)
+            problems = watch(page)
             _join(page, server.url, code, "Ann")
             said = ["hello Iris", "my order has not arrived yet", "<script>alert(1)</script>",
                     "how do I reset my password?", "thank you"]
@@ -107,7 +66,7 @@ def test_two_people_are_paired_and_chat(sqlite_url, browser):
         _with_csp(ch.app)
         with LiveServer(ch.app) as server:
             p1, p2 = browser.new_context().new_page(), browser.new_context().new_page()
-            problems1, problems2 = _watch(p1), _watch(p2)
+            problems1, problems2 = watch(p1), watch(p2)
             _join(p1, server.url, a, "Ann")
             expect(p1.locator("#chat-status")).to_contain_text("Waiting for another person")
             _join(p2, server.url, b, "Bea")

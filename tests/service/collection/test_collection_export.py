@@ -103,7 +103,7 @@ def test_admin_commands(db_url, tmp_path, capsys):
     codes = capsys.readouterr().out.split()
     assert len(codes) == 3 and all(c.startswith("dci_") for c in codes)
     assert cli(["admin", "invite", "nope", *db]) == 2
-    assert "no collection named 'nope'" in capsys.readouterr().err
+    assert "no collection or annotation project named 'nope'" in capsys.readouterr().err
     assert cli(["admin", "export-chats", "demo", "--out", str(tmp_path / "x"), *db]) == 2
     assert "no finished chat" in capsys.readouterr().err
     ch = Chats(db_url)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from importlib.resources import files
 from typing import Annotated
 
 import anyio
@@ -31,15 +30,15 @@ from fastapi import APIRouter, Depends, Form, Path, Query, Request, WebSocket, W
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
 
-from dialeval import __version__
 from dialeval.service import csrf
 from dialeval.service.collection import chats
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError
+from dialeval.service.pages import form_page
+from dialeval.service.urls import templates
 
 bearer = HTTPBearer(auto_error=False, description="A participant's invitation code for this collection.")
 Code = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
@@ -65,8 +64,8 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
     """The collection routes on ``db``, with the clock of ``settings``."""
     clock = settings.clock
     router = APIRouter()
-    pages = Jinja2Templates(directory=str(files("dialeval.service") / "templates"))
-    pages.env.globals["version"] = __version__
+    pages = templates(settings.public_url)
+    pages.env.globals["docs"] = settings.docs
 
     def with_reply(c, inv, sid: int, after: int, known=None) -> JSONResponse:
         """Ask the engine (if a reply is awaited); 201 with the turns after ``after`` (the reply among them),
@@ -207,11 +206,8 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
                 await websocket.send_json({"type": "error", "detail": e.message, "status": e.status})
 
     # ---- pages ----------------------------------------------------------------------------------
-    def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
-        token = csrf.form_token(request)
-        r = pages.TemplateResponse(request, name, {"csrf_token": token, **context}, status_code=status)
-        r.headers["Cache-Control"] = "no-store"
-        return csrf.set_cookie(r, token, secure=request.url.scheme == "https")
+    def page(request: Request, template: str, status: int = 200, **context) -> HTMLResponse:
+        return form_page(pages, request, template, status, **context)
 
     @router.get("/collections/{name}", response_class=HTMLResponse, include_in_schema=False)
     def join_page(request: Request, name: str) -> HTMLResponse:

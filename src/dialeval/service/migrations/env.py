@@ -5,7 +5,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
-import dialeval.service.collection.tables  # noqa: F401  (each capability's tables join Base.metadata)
+import dialeval.service.annotation.tables  # (each capability's tables join Base.metadata)
+import dialeval.service.collection.tables  # noqa: F401
 from dialeval.service.db import Base
 
 target_metadata = Base.metadata

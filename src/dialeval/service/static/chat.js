@@ -9,6 +9,7 @@
   const cfg = root.dataset;
   const humanHuman = cfg.kind === "human-human";
   const api = "/api/collections/" + encodeURIComponent(cfg.collection);
+  const call = window.dialevalApi(api, cfg.code);
   const el = (id) => document.getElementById(id);
   const turnsEl = el("turns"), statusEl = el("chat-status"), errorEl = el("chat-error");
   const input = el("utterance"), sendBtn = el("send"), endBtn = el("end"), retryBtn = el("retry");
@@ -71,18 +72,6 @@
     (state.turns || []).forEach(addTurn);
     showError(state.engine_error || "");
     render();
-  }
-  async function call(method, path, body) {
-    const headers = { "Authorization": "Bearer " + cfg.code };
-    if (body !== undefined) headers["Content-Type"] = "application/json";
-    const r = await fetch(api + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    let data = null;
-    try { data = await r.json(); } catch (e) { data = null; }
-    if (!r.ok) {
-      const detail = data && typeof data.detail === "string" ? data.detail : "the server answered " + r.status;
-      throw new Error(detail);
-    }
-    return data;
   }
   async function act(fn) {
     busy = true; showError(""); render();

@@ -1,0 +1,88 @@
+"""Writing DBDC ``*.log.json`` (FORMATS.md §3): one file per dialogue in a new folder, read back by
+:func:`dialeval.io.dbdc.read_dbdc` into the same dialogues, turns and breakdown labels.
+
+Senders must be ``user``/``system`` (speaker ``U``/``S``); the only labels DBDC holds are ``breakdown``
+(O, T, X) with each annotator's id. Other labels are an error unless ``drop_labels``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from dialeval.corpus import Corpus
+from dialeval.errors import DialevalError
+from dialeval.io.dbdc import BREAKDOWN, SPEAKERS
+from dialeval.io.jsonarray import json_text
+from dialeval.io.wochat_writer import WriteReport, _write_folder
+
+_SPEAKER_OF = {v: k for k, v in SPEAKERS.items()}
+_UNSAFE = re.compile(r"[^\w.-]")
+
+
+def _labelled_scales(corpus: Corpus) -> list[str]:
+    names = {n for d in corpus for n, v in d.labels.items() if any(x is not None for x in v)}
+    names |= {n for d in corpus for t in d.turns for n, v in t.labels.items() if any(x is not None for x in v)}
+    return sorted(names)
+
+
+def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, str] | None = None,
+               drop_labels: bool = False) -> WriteReport:
+    """Write ``corpus`` as DBDC logs: a new folder ``path`` with ``<dialogue-id>.log.json`` per dialogue.
+
+    Parameters
+    ----------
+    corpus : Corpus
+        Senders ``user`` and ``system``; turn labels on scale ``breakdown`` (O/T/X), per annotator.
+    path : path
+        A folder that does not exist or is empty.
+    sender_map : dict, optional
+        Renames senders first, e.g. ``{"customer": "user", "helpdesk": "system"}``.
+    drop_labels : bool, default False
+        Labels of other scales are an error unless True.
+
+    Returns
+    -------
+    WriteReport
+
+    Raises
+    ------
+    DialevalError
+        Another sender, labels DBDC cannot hold (without ``drop_labels``), a non-empty folder.
+    """
+    report = WriteReport()
+    smap = dict(sender_map or {})
+    bad = sorted({smap.get(t.sender, t.sender) for d in corpus for t in d.turns} - set(_SPEAKER_OF))
+    if bad:
+        raise DialevalError(f"DBDC speakers are user (U) and system (S); the corpus has {', '.join(bad)}: give a "
+                            "sender map (--senders customer=user,helpdesk=system)", file=corpus.source)
+    if smap:
+        report.mapping, report.mapped_scale = smap, "senders"
+    other = [n for n in _labelled_scales(corpus) if n != BREAKDOWN]
+    if other and not drop_labels:
+        raise DialevalError("cannot write as DBDC logs, which hold breakdown labels (O, T, X) only: the corpus has "
+                            "labels on " + ", ".join(other) + "; pass drop_labels=True to write it without them",
+                            file=corpus.source)
+    if other:
+        report.dropped.append("labels of scale(s) " + ", ".join(other))
+    files, used = [], set()
+    for d in corpus:
+        turns = []
+        for i, t in enumerate(d.turns):
+            labs = t.labels.get(BREAKDOWN) or []
+            ids = (t.annotators or [str(a + 1) for a in range(len(labs))]) if labs else []
+            anns = [{"annotator-id": str(a), "breakdown": lab} for a, lab in zip(ids, labs, strict=True)
+                    if lab is not None]
+            report.labels += len(anns)
+            turns.append({"turn-index": i, "speaker": _SPEAKER_OF[smap.get(t.sender, t.sender)], "utterance": t.text,
+                          "annotations": anns})
+            report.turns += 1
+        name = _UNSAFE.sub("_", d.id) + ".log.json"
+        if name in used:
+            raise DialevalError("two dialogue ids give the same file name", file=corpus.source, dialogue=d.id)
+        used.add(name)
+        files.append((name, json_text({"dialogue-id": d.id, "turns": turns}).encode()))
+        report.dialogues += 1
+    report.files = _write_folder(Path(path), files)
+    return report

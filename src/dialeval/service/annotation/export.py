@@ -1,0 +1,94 @@
+"""A project's finished labels as a :class:`~dialeval.corpus.Corpus`, written by the existing writers.
+
+Only finished assignments of annotators who were not excluded count. Each labelled turn (or the dialogue,
+for dialogue-level scales) holds, for each scale, one label per annotator who finished the item, in the
+order of the annotators' ids (``A001``, ``A002``...), with ``annotators`` set to those ids: the labels as
+given, never merged. Optional WOCHAT tags are ``yes`` where the annotator set them and ``no`` otherwise.
+
+The corpus is written as WOCHAT XML, STC-3 JSON or DBDC logs through :func:`dialeval.io.convert.convert`
+(the one registry of formats), so ``read_corpus``, ``dialeval gold``, ``corpus stats``, ``evaluate``,
+``train`` and ``correlate`` take the export as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+from sqlalchemy import select
+
+from dialeval.corpus import Corpus, Dialogue, Turn
+from dialeval.io.convert import convert
+from dialeval.io.formats import writable
+from dialeval.io.wochat_writer import WriteReport
+from dialeval.service.annotation import assignment as policy
+from dialeval.service.annotation.projects import get_project, scheme_of
+from dialeval.service.annotation.schemes import DIALOGUE
+from dialeval.service.annotation.tables import AnnotationItem, Annotator, Assignment, Label
+from dialeval.service.db import Database
+from dialeval.service.errors import Conflict, Invalid
+
+
+def project_corpus(db: Database, name: str, *, finished_only: bool = True) -> Corpus:
+    """The items of project ``name`` with every finished annotation (``finished_only=False``: the
+    unfinished ones too, for the organiser's view of agreement so far)."""
+    p = get_project(db, name)
+    scheme = scheme_of(p)
+    states = ("finished",) if finished_only else ("finished", "active", "expired")
+    with db.read() as s:
+        items = list(s.scalars(select(AnnotationItem).where(AnnotationItem.project_id == p.id)
+                               .order_by(AnnotationItem.position)))
+        rows = s.execute(select(Assignment.id, Assignment.item_id, Annotator.number)
+                         .join(Annotator, Annotator.id == Assignment.annotator_id)
+                         .where(Assignment.project_id == p.id, Assignment.state.in_(states),
+                                Annotator.excluded_at.is_(None))).all()
+        labels = s.execute(select(Label.assignment_id, Label.turn, Label.scale, Label.value)
+                           .join(Assignment, Assignment.id == Label.assignment_id)
+                           .where(Assignment.project_id == p.id, Assignment.state.in_(states))).all()
+    given: dict[int, dict[tuple[int, str], str]] = defaultdict(dict)
+    for aid, turn, scale, value in labels:
+        given[aid][(turn, scale)] = value
+    by_item: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for aid, item_id, number in rows:
+        by_item[item_id].append((number, aid))
+    dialogues = []
+    for it in items:
+        who = sorted(by_item.get(it.id, []))
+        ids = [policy.annotator_id(n) for n, _ in who]
+        data = it.dialogue
+        turns = [Turn(t["sender"], list(t["utterances"]), meta=dict(t.get("meta") or {})) for t in data["turns"]]
+        d = Dialogue(data["id"], turns, meta=dict(data.get("meta") or {}))
+        if who:
+            for u, controls in scheme.units([t.sender for t in turns], hidden=p.hide_speakers):
+                target = d if u == DIALOGUE else turns[u]
+                target.annotators = list(ids)
+                for c in controls:
+                    default = "no" if c.flag else None
+                    target.labels[c.name] = [given[aid].get((u, c.name), default) for _, aid in who]
+        dialogues.append(d)
+    return Corpus(dialogues, scheme.scales(hidden=p.hide_speakers), scheme.format, f"annotation project {p.name}",
+                  meta={"project": p.name, "scheme": scheme.name, "overlap": p.overlap})
+
+
+def export_annotations(db: Database, name: str, to: str, out: str | os.PathLike) -> WriteReport:
+    """Write project ``name``'s finished annotations in format ``to`` (wochat, stc3, dbdc) at ``out``.
+
+    Items no annotator finished yet are written without labels (WOCHAT, DBDC) so that the dialogues are
+    all there; a format that cannot hold the scheme's labels is refused by its writer, naming them.
+    """
+    if to not in writable():
+        raise Invalid(f"export format {to!r} is not allowed; allowed are " + ", ".join(writable()))
+    corpus = project_corpus(db, name)
+    if not corpus.is_annotated():
+        raise Conflict(f"project {name!r} has no finished annotation yet; nothing to export")
+    scheme = scheme_of(get_project(db, name))
+    options: dict = {}
+    if to == "wochat":
+        turn_choice = [c for c in scheme.controls if c.scale.level == "turn" and not c.flag]
+        if scheme.wochat_map:
+            options = {"scale": turn_choice[0].name, "label_map": dict(scheme.wochat_map)}
+        ids = [d.id for d in corpus]
+        from dialeval.io.wochat import ID_PATTERN
+        if all(ID_PATTERN.match(i) for i in ids):
+            options["ids"] = "strict"
+    return convert(corpus, out, to, **options)

@@ -1,0 +1,464 @@
+"""Annotation projects on the database: create, join (invitation codes), next item, save a label, submit.
+
+The policy is :mod:`.assignment`; here it is applied in locked write transactions
+(:meth:`dialeval.service.db.Database.write`; SQLite's ``BEGIN IMMEDIATE`` serializes writers whole, on
+PostgreSQL rows are locked):
+
+- a slot is taken only by ``UPDATE items SET live = live + 1 WHERE id = ? AND live < k`` (atomic; it holds
+  the item's row until commit), and every change of an item's slots (take, expire, reopen, exclude) updates
+  that row in the same transaction, so no item ever has more than k live assignments;
+- "next item" locks the annotator's row (one request of theirs at a time), then the chosen item's row with
+  ``FOR UPDATE SKIP LOCKED`` (annotators asking at once take different items instead of queueing);
+- the unique constraints on (item, slot) and (item, annotator) make the same rules database rules.
+
+Locks are always taken in the order annotator -> assignment -> item, so no two transactions wait on each
+other. Saving a label locks only the annotator's assignment.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select, update
+
+from dialeval.corpus import Corpus
+from dialeval.errors import describe
+from dialeval.service import invitations
+from dialeval.service.annotation import assignment as policy
+from dialeval.service.annotation.schemes import DIALOGUE, SCHEMES, Scheme, get_scheme
+from dialeval.service.annotation.tables import AnnotationItem, AnnotationProject, Annotator, Assignment, Label
+from dialeval.service.db import Database
+from dialeval.service.errors import Conflict, Forbidden, Invalid, NotFound
+from dialeval.service.tasks import TASK_NAME
+
+KIND = "annotation"
+MAX_OVERLAP = 1000
+MAX_GUIDELINES = 200_000
+MAX_ITEMS = 100_000
+
+
+# ---------------------------------------------------------------------------------------------- projects
+
+
+def _jsonable(obj: object) -> object:
+    return json.loads(json.dumps(obj, default=str))
+
+
+def _item_data(d, scheme: Scheme) -> dict:
+    return {"id": d.id, "meta": _jsonable(d.meta),
+            "turns": [{"sender": s, "utterances": list(t.utterances), "meta": _jsonable(t.meta)}
+                      for t, s in zip(d.turns, scheme.senders(d), strict=True)]}
+
+
+def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap: int, now: datetime, *,
+                   guidelines: str = "", hide_speakers: bool = False, timeout: str | float = policy.DEFAULT_TIMEOUT,
+                   seed: int | None = None, source: str = "") -> AnnotationProject:
+    """Create an annotation project over the dialogues of ``corpus`` (one item each).
+
+    Parameters
+    ----------
+    scheme : str
+        One of :data:`~dialeval.service.annotation.schemes.SCHEMES`.
+    overlap : int
+        k, the number of different annotators who finish each item (1-1000).
+    timeout : str or float
+        An assignment with no label saved for this long goes back to the pool (``30m``, ``1h``, seconds).
+    seed : int, optional
+        Seed of the tie-breaks between equally filled items (default: drawn at random, then stored).
+
+    Raises
+    ------
+    Invalid
+        A bad name, scheme, overlap, timeout or guidelines, or a corpus with nothing to label.
+    Conflict
+        The name is taken (by a project or by a chat collection).
+    """
+    if not isinstance(name, str) or not TASK_NAME.fullmatch(name):
+        raise Invalid(f"project name {describe(name)} is not allowed; use 1-64 of A-Z a-z 0-9 . _ - (starting "
+                      "with a letter or digit)")
+    try:
+        sch = get_scheme(scheme)
+        timeout_s = policy.parse_duration(timeout)
+    except ValueError as e:
+        raise Invalid(str(e)) from None
+    if isinstance(overlap, bool) or not isinstance(overlap, int) or not 1 <= overlap <= MAX_OVERLAP:
+        raise Invalid(f"overlap {describe(overlap)} is not allowed; allowed are integers from 1 to {MAX_OVERLAP}")
+    if not isinstance(guidelines, str) or len(guidelines) > MAX_GUIDELINES:
+        raise Invalid(f"guidelines must be text of at most {MAX_GUIDELINES} characters")
+    if not corpus.dialogues or len(corpus.dialogues) > MAX_ITEMS:
+        raise Invalid(f"the corpus has {len(corpus.dialogues)} dialogues; a project takes 1 to {MAX_ITEMS}")
+    empty = [d.id for d in corpus.dialogues if not sch.units(sch.senders(d), hidden=hide_speakers)]
+    if empty:
+        raise Invalid(f"{len(empty)} dialogue(s) have nothing to label with scheme {sch.name!r} (e.g. "
+                      f"{empty[0]!r}: no turn of the senders it labels)")
+    seed = secrets.randbits(31) if seed is None else int(seed)
+    ties = policy.tie_order(seed, len(corpus.dialogues))
+    from dialeval.service.collection.tables import Collection
+    with db.write() as s:
+        if s.scalar(select(AnnotationProject.id).where(AnnotationProject.name == name)) is not None or \
+                s.scalar(select(Collection.id).where(Collection.name == name)) is not None:
+            raise Conflict(f"the name {name!r} is taken (by a project or a collection); choose another")
+        p = AnnotationProject(name=name, scheme=sch.name, overlap=overlap, hide_speakers=bool(hide_speakers),
+                              guidelines=guidelines, timeout_s=timeout_s, seed=seed, source=source[:500],
+                              meta={"format": corpus.format, "dialogues": len(corpus.dialogues)}, created_at=now)
+        s.add(p)
+        s.flush()
+        s.add_all(AnnotationItem(project_id=p.id, position=i, dialogue_id=d.id, dialogue=_item_data(d, sch),
+                                 live=0, finished=0, tie=ties[i]) for i, d in enumerate(corpus.dialogues))
+    return p
+
+
+def get_project(db: Database, name: str) -> AnnotationProject:
+    """The project called ``name``; :class:`NotFound` otherwise."""
+    with db.read() as s:
+        p = s.scalar(select(AnnotationProject).where(AnnotationProject.name == name))
+    if p is None:
+        raise NotFound(f"no annotation project named {describe(name)}")
+    return p
+
+
+def scheme_of(p: AnnotationProject) -> Scheme:
+    return SCHEMES[p.scheme]
+
+
+def project_info(p: AnnotationProject) -> dict:
+    """What the page shows: the scheme's controls and keys, k, whether speakers are hidden, the guidelines."""
+    return {"name": p.name, "scheme": scheme_of(p).info(hidden=p.hide_speakers), "overlap": p.overlap,
+            "hide_speakers": p.hide_speakers, "timeout_s": p.timeout_s, "guidelines": p.guidelines}
+
+
+# ---------------------------------------------------------------------------------------------- annotators
+
+
+@dataclass(frozen=True)
+class Who:
+    """An annotator in a project (the invitation code checked)."""
+
+    project: AnnotationProject
+    annotator: Annotator
+
+    @property
+    def label(self) -> str:
+        return policy.annotator_id(self.annotator.number)
+
+
+def annotator(db: Database, name: str, code: str | None, now: datetime) -> Who:
+    """The annotator behind ``code`` in project ``name`` (registered at first use, numbered in order).
+
+    Raises
+    ------
+    Unauthorized
+        Not an annotation invitation of this project (a team token, another project's code...).
+    Forbidden
+        The annotator was excluded by the organisers.
+    """
+    from dialeval.service.db import Invitation
+    from dialeval.service.tokens import hash_token
+
+    if not code or not isinstance(code, str):
+        invitations.check(db, code, KIND, name)  # raises the one refusal message
+    with db.read() as s:  # one round trip for the usual case: a known annotator of a known project
+        row = s.execute(select(AnnotationProject, Invitation, Annotator)
+                        .join(Invitation, (Invitation.token_hash == hash_token(code)) & (Invitation.kind == KIND)
+                              & (Invitation.target == AnnotationProject.name) & Invitation.revoked_at.is_(None))
+                        .outerjoin(Annotator, (Annotator.project_id == AnnotationProject.id)
+                                   & (Annotator.invitation_id == Invitation.id))
+                        .where(AnnotationProject.name == name)).first()
+    if row is None:
+        p = get_project(db, name)  # 404 for an unknown project
+        invitations.check(db, code, KIND, p.name)  # 401 for any code that is not this project's
+        raise Conflict("the invitation changed while it was checked; try again")
+    p, inv, a = row
+    if a is None:
+        with db.write() as s:
+            _lock_project(s, p.id)
+            a = s.scalar(select(Annotator).where(Annotator.project_id == p.id, Annotator.invitation_id == inv.id))
+            if a is None:
+                invitations.consume(s, code, KIND, now, p.name)
+                n = s.scalar(select(func.max(Annotator.number)).where(Annotator.project_id == p.id)) or 0
+                a = Annotator(project_id=p.id, invitation_id=inv.id, number=n + 1, joined_at=now, excluded_at=None)
+                s.add(a)
+    if a.excluded_at is not None:
+        raise Forbidden("the organisers have closed this code's work in the project; thank you")
+    return Who(p, a)
+
+
+def _lock_project(s, project_id: int) -> None:
+    s.execute(select(AnnotationProject.id).where(AnnotationProject.id == project_id).with_for_update())
+
+
+def expire_overdue(db: Database, p: AnnotationProject, now: datetime) -> int:
+    """Give the slots of overdue active assignments back to their items (a transaction of its own); how many.
+
+    Rows another transaction holds (an annotator saving a label right now) are skipped (``SKIP LOCKED``).
+    """
+    overdue = (Assignment.project_id == p.id, Assignment.state == "active", Assignment.expires_at <= now)
+    with db.read() as s:  # the usual case, nothing overdue, takes no write lock
+        if s.scalar(select(Assignment.id).where(*overdue).limit(1)) is None:
+            return 0
+    with db.write() as s:
+        rows = s.execute(select(Assignment.id, Assignment.item_id).where(*overdue)
+                         .with_for_update(skip_locked=True)).all()
+        for aid, item_id in rows:
+            s.execute(update(Assignment).where(Assignment.id == aid).values(state="expired", slot=None))
+            s.execute(update(AnnotationItem).where(AnnotationItem.id == item_id)
+                      .values(live=AnnotationItem.live - 1))
+    return len(rows)
+
+
+def _claim(s, p: AnnotationProject, item_id: int) -> int | None:
+    """Take one of the item's k slots: ``UPDATE ... SET live = live + 1 WHERE live < k`` (atomic: it locks
+    the item's row until the transaction ends), then the lowest free slot number; None when full."""
+    r = s.execute(update(AnnotationItem).where(AnnotationItem.id == item_id, AnnotationItem.live < p.overlap)
+                  .values(live=AnnotationItem.live + 1))
+    if r.rowcount != 1:
+        return None
+    taken = s.scalars(select(Assignment.slot).where(Assignment.item_id == item_id, Assignment.slot.is_not(None)))
+    slot = policy.free_slot(list(taken), p.overlap)
+    if slot is None:  # the count said free, the slots say full: refuse rather than over-assign
+        raise Conflict("the item's slots disagree with its count; try again")
+    return slot
+
+
+def _candidate(s, p: AnnotationProject, annotator_id: int, skip_locked: bool):
+    had = select(Assignment.item_id).where(Assignment.annotator_id == annotator_id)
+    q = (select(AnnotationItem.id, AnnotationItem.finished, AnnotationItem.live, AnnotationItem.tie)
+         .where(AnnotationItem.project_id == p.id, AnnotationItem.live < p.overlap, AnnotationItem.id.not_in(had))
+         .order_by(AnnotationItem.finished, AnnotationItem.live, AnnotationItem.tie, AnnotationItem.id).limit(1))
+    return s.execute(q.with_for_update(skip_locked=skip_locked)).first()
+
+
+def _find(s, p: AnnotationProject, annotator_id: int):
+    """The best free item, its row locked; None only when no item is left for this annotator.
+
+    First among the rows nobody holds (``SKIP LOCKED``); if all are held, wait for the best one. A waited-for
+    row that filled up meanwhile is dropped by PostgreSQL's re-check (the query then returns nothing even if
+    other items are free), so "nothing" is believed only when an unlocked look finds nothing either.
+    """
+    for _ in range(50):
+        row = _candidate(s, p, annotator_id, True) or _candidate(s, p, annotator_id, False)
+        if row is not None:
+            return row
+        had = select(Assignment.item_id).where(Assignment.annotator_id == annotator_id)
+        left = s.scalar(select(AnnotationItem.id).where(AnnotationItem.project_id == p.id,
+                                                        AnnotationItem.live < p.overlap,
+                                                        AnnotationItem.id.not_in(had)).limit(1))
+        if left is None:
+            return None
+    raise Conflict("many annotators took the same items at once; ask again")
+
+
+def next_assignment(db: Database, who: Who, now: datetime) -> Assignment | None:
+    """The annotator's open assignment, or a new one on the item :func:`.assignment.pick` chooses.
+
+    None when no item is left for this annotator (all full, or all had already). Locks: the annotator's
+    row (one request of theirs at a time), then the chosen item's row (``FOR UPDATE SKIP LOCKED`` on
+    PostgreSQL, so concurrent annotators take different items instead of queueing; if every candidate is
+    locked, it waits for one rather than answering "none left"). SQLite serializes writers whole.
+    """
+    p, a = who.project, who.annotator
+    expire_overdue(db, p, now)
+    for _attempt in range(5):
+        with db.write() as s:
+            s.execute(select(Annotator.id).where(Annotator.id == a.id).with_for_update())
+            cur = s.scalar(select(Assignment).where(Assignment.annotator_id == a.id, Assignment.state == "active")
+                           .order_by(Assignment.id).limit(1))
+            if cur is not None:
+                return cur
+            row = _find(s, p, a.id)
+            item_id = policy.pick([policy.Candidate(*row)], p.overlap, set()) if row is not None else None
+            if item_id is None:
+                return None
+            slot = _claim(s, p, item_id)
+            if slot is None:
+                continue  # filled meanwhile: choose again
+            asg = Assignment(project_id=p.id, item_id=item_id, annotator_id=a.id, slot=slot, state="active",
+                             created_at=now, expires_at=policy.deadline(now, p.timeout_s), finished_at=None)
+            s.add(asg)
+            s.flush()
+            return asg
+    raise Conflict("many annotators took the same items at once; ask again")
+
+
+def _own(s, who: Who, assignment_id: int, lock: bool = False) -> Assignment:
+    q = select(Assignment).where(Assignment.id == assignment_id, Assignment.annotator_id == who.annotator.id,
+                                 Assignment.project_id == who.project.id)
+    a = s.scalar(q.with_for_update() if lock else q)
+    if a is None:
+        raise NotFound(f"no assignment {assignment_id} of yours in this project")
+    return a
+
+
+def _reopen(s, who: Who, asg: Assignment, now: datetime) -> None:
+    """An assignment (row locked by the caller) that may be overdue: still holding its slot, it is renewed;
+    expired, it takes a slot again while its item has a free one (else :class:`Conflict`)."""
+    if asg.state == "expired":
+        slot = _claim(s, who.project, asg.item_id)
+        if slot is None:
+            raise Conflict("this item's time ran out and it went to other annotators; ask for the next item")
+        asg.state, asg.slot = "active", slot
+    asg.expires_at = policy.deadline(now, who.project.timeout_s)
+
+
+def _check_label(scheme: Scheme, who: Who, item: AnnotationItem, turn: int, scale: str, value: str | None) -> None:
+    senders = [t["sender"] for t in item.dialogue["turns"]]
+    units = dict(scheme.units(senders, hidden=who.project.hide_speakers))
+    if isinstance(turn, bool) or not isinstance(turn, int) or turn not in units:
+        allowed = ", ".join("dialogue (-1)" if u == DIALOGUE else str(u) for u in units)
+        raise Invalid(f"turn {describe(turn)} is not labelled in this item; allowed are {allowed}")
+    controls = {c.name: c for c in units[turn]}
+    if scale not in controls:
+        raise Invalid(f"scale {describe(scale)} is not labelled on this unit; allowed are " + ", ".join(controls))
+    c = controls[scale]
+    allowed_values = ("yes", "no") if c.flag else c.scale.levels
+    if value is not None and value not in allowed_values:
+        raise Invalid(f"label {describe(value)} is not on scale {scale!r}; allowed are " + ", ".join(allowed_values))
+
+
+def save_label(db: Database, who: Who, assignment_id: int, turn: int, scale: str, value: str | None,
+               now: datetime) -> datetime:
+    """Save one label as given (replacing the one before on that unit and scale; ``None`` removes it);
+    returns the assignment's new time limit.
+
+    Each saved label renews the assignment's time limit. An expired assignment is taken back if its item
+    still has a free slot (else :class:`Conflict`); a submitted one is final (:class:`Conflict`).
+    """
+    scheme = scheme_of(who.project)
+    with db.write() as s:
+        asg = _own(s, who, assignment_id, lock=True)
+        _check_label(scheme, who, s.get(AnnotationItem, asg.item_id), turn, scale, value)
+        if asg.state in ("finished", "excluded"):
+            raise Conflict("this item was submitted already; its labels are final")
+        _reopen(s, who, asg, now)
+        old = s.scalar(select(Label).where(Label.assignment_id == asg.id, Label.turn == turn, Label.scale == scale))
+        if value is None:
+            if old is not None:
+                s.delete(old)
+        elif old is None:
+            s.add(Label(assignment_id=asg.id, turn=turn, scale=scale, value=value, saved_at=now))
+        else:
+            old.value, old.saved_at = value, now
+        return asg.expires_at
+
+
+def missing(scheme: Scheme, who: Who, item: AnnotationItem, labels: list[Label]) -> list[tuple[int, str]]:
+    """The (turn, scale) of every required control still without a label."""
+    senders = [t["sender"] for t in item.dialogue["turns"]]
+    have = {(lab.turn, lab.scale) for lab in labels}
+    return [(u, c.name) for u, cs in scheme.units(senders, hidden=who.project.hide_speakers)
+            for c in cs if c.required and (u, c.name) not in have]
+
+
+def submit(db: Database, who: Who, assignment_id: int, now: datetime) -> Assignment:
+    """Finish an assignment: every required control labelled; the item's finished count goes up by one."""
+    scheme = scheme_of(who.project)
+    with db.write() as s:
+        asg = _own(s, who, assignment_id, lock=True)
+        if asg.state == "finished":
+            return asg
+        if asg.state == "excluded":
+            raise Conflict("this assignment was withdrawn by the organisers")
+        _reopen(s, who, asg, now)
+        item = s.get(AnnotationItem, asg.item_id)
+        labels = list(s.scalars(select(Label).where(Label.assignment_id == asg.id)))
+        gaps = missing(scheme, who, item, labels)
+        if gaps:
+            where = ", ".join(f"{'dialogue' if u == DIALOGUE else f'turn {u + 1}'} {sc}" for u, sc in gaps[:5])
+            raise Conflict(f"{len(gaps)} label(s) missing before this item can be submitted: {where}")
+        asg.state, asg.finished_at = "finished", now
+        s.execute(update(AnnotationItem).where(AnnotationItem.id == item.id)
+                  .values(finished=AnnotationItem.finished + 1))
+        return asg
+
+
+def get_assignment(db: Database, who: Who, assignment_id: int) -> tuple[Assignment, AnnotationItem, list[Label]]:
+    """One of the annotator's own assignments, its item and the annotator's own labels on it."""
+    with db.read() as s:
+        return _assignment(s, who, assignment_id)
+
+
+def _assignment(s, who: Who, assignment_id: int) -> tuple[Assignment, AnnotationItem, list[Label]]:
+    asg = _own(s, who, assignment_id)
+    item = s.get(AnnotationItem, asg.item_id)
+    labels = list(s.scalars(select(Label).where(Label.assignment_id == asg.id).order_by(Label.turn, Label.scale)))
+    return asg, item, labels
+
+
+def _progress(s, who: Who) -> dict:
+    done = s.scalar(select(func.count()).where(Assignment.annotator_id == who.annotator.id,
+                                               Assignment.state == "finished"))
+    items = s.scalar(select(func.count()).where(AnnotationItem.project_id == who.project.id))
+    return {"finished": done, "items": items}
+
+
+def progress(db: Database, who: Who) -> dict:
+    """The annotator's own counts: finished, and items there are in the project."""
+    with db.read() as s:
+        return _progress(s, who)
+
+
+def view(db: Database, who: Who, assignment_id: int) -> dict:
+    """:func:`assignment_view` of one of the annotator's assignments, with their progress (one read)."""
+    with db.read() as s:
+        asg, item, labels = _assignment(s, who, assignment_id)
+        return {**assignment_view(who, asg, item, labels), "progress": _progress(s, who)}
+
+
+def speaker_label(sender: str, senders: list[str], hidden: bool) -> str:
+    """The speaker as annotators see it: the sender, or ``Speaker 1/2...`` in order of first turn when hidden."""
+    if not hidden:
+        return sender
+    order = list(dict.fromkeys(senders))
+    return f"Speaker {order.index(sender) + 1}"
+
+
+def assignment_view(who: Who, asg: Assignment, item: AnnotationItem, labels: list[Label]) -> dict:
+    """The assignment as the page and the API show it: the dialogue, what to label, the annotator's labels."""
+    p, scheme = who.project, scheme_of(who.project)
+    turns = item.dialogue["turns"]
+    senders = [t["sender"] for t in turns]
+    units = scheme.units(senders, hidden=p.hide_speakers)
+    return {"assignment": asg.id, "state": asg.state, "expires_at": asg.expires_at.isoformat(),
+            "item": {"position": item.position, "dialogue_id": None if p.hide_speakers else item.dialogue_id,
+                     "turns": [{"index": i, "speaker": speaker_label(t["sender"], senders, p.hide_speakers),
+                                "text": "\n".join(u for u in t["utterances"] if u)} for i, t in enumerate(turns)]},
+            "units": [{"turn": u, "controls": [c.name for c in cs]} for u, cs in units],
+            "labels": [{"turn": lab.turn, "scale": lab.scale, "value": lab.value} for lab in labels],
+            "missing": [{"turn": u, "scale": sc} for u, sc in missing(scheme, who, item, labels)]}
+
+
+# ---------------------------------------------------------------------------------------------- organisers
+
+
+def find_annotator(db: Database, p: AnnotationProject, ref: str) -> Annotator:
+    """An annotator by its id (``A003``) or number (``3``)."""
+    text = str(ref).strip().upper().removeprefix("A")
+    if not text.isdigit():
+        raise Invalid(f"annotator {describe(ref)} is not an annotator id; use e.g. A003 (see annotation-status)")
+    with db.read() as s:
+        a = s.scalar(select(Annotator).where(Annotator.project_id == p.id, Annotator.number == int(text)))
+    if a is None:
+        raise NotFound(f"no annotator {describe(ref)} in project {p.name!r}")
+    return a
+
+
+def exclude_annotator(db: Database, name: str, ref: str, now: datetime) -> dict:
+    """Exclude an annotator: their code stops working, their assignments (finished too) free their slots so
+    that other annotators redo those items; their labels are kept but never exported or counted."""
+    p = get_project(db, name)
+    a = find_annotator(db, p, ref)
+    with db.write() as s:
+        _lock_project(s, p.id)
+        s.execute(update(Annotator).where(Annotator.id == a.id, Annotator.excluded_at.is_(None))
+                  .values(excluded_at=now))  # first: next_assignment locks annotator, then item
+        rows = list(s.scalars(select(Assignment).where(Assignment.annotator_id == a.id,
+                                                       Assignment.state.in_(policy.LIVE)).with_for_update()))
+        for asg in rows:
+            s.execute(update(AnnotationItem).where(AnnotationItem.id == asg.item_id).values(
+                live=AnnotationItem.live - 1,
+                finished=AnnotationItem.finished - (1 if asg.state == "finished" else 0)))
+            asg.state, asg.slot = "excluded", None
+    return {"annotator": policy.annotator_id(a.number), "assignments_returned": len(rows)}

@@ -1,0 +1,170 @@
+"""Routes of annotation projects: the join, annotate and organiser status pages, and the JSON API.
+
+JSON API (the annotator's invitation code as ``Authorization: Bearer CODE``: browsers never send that header
+by themselves, so the API needs no CSRF token; no cookie authenticates anything):
+
+========  ==================================================  ==============================================
+method    path                                                what
+========  ==================================================  ==============================================
+GET       ``/api/annotation/{name}``                          the project: scheme, controls, keys, guidelines
+POST      ``/api/annotation/{name}/next``                     the open item, or the next one (``done`` if none)
+GET       ``/api/annotation/{name}/assignments/{id}``         one of your items with your labels
+POST      ``/api/annotation/{name}/assignments/{id}/labels``  save one label ``{turn, scale, value}`` (null clears)
+POST      ``/api/annotation/{name}/assignments/{id}/submit``  finish the item (every required label given)
+GET       ``/api/admin/annotation/{name}/status``             organiser token: progress and agreement
+POST      ``/api/admin/annotation/{name}/exclude``            organiser token: exclude an annotator
+========  ==================================================  ==============================================
+
+Annotators see only their own labels: every assignment is looked up with the annotator's id, and another
+annotator's (or another project's) is a 404. Pages: ``/annotate/{name}`` (join form with CSRF protection),
+the annotate page it leads to (``static/annotate.js``; no inline script or style, for the strict CSP) and
+``/annotate/{name}/status`` (organiser token in a CSRF-protected form).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Path, Request
+from fastapi.responses import HTMLResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, Field, StrictInt, StrictStr
+
+from dialeval.service import csrf, teams
+from dialeval.service.annotation import projects
+from dialeval.service.annotation.guidelines import render
+from dialeval.service.annotation.status import annotation_status
+from dialeval.service.config import Settings
+from dialeval.service.db import Database
+from dialeval.service.errors import ServiceError
+from dialeval.service.pages import form_page
+from dialeval.service.urls import templates
+
+bearer = HTTPBearer(auto_error=False, description="An annotator's invitation code for this project "
+                                                  "(or an organiser token for /api/admin).")
+Code = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+AssignmentId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The assignment's id.")]
+
+
+class LabelIn(BaseModel):
+    turn: StrictInt = Field(description="The turn's position (0, 1, ...), or -1 for a dialogue-level scale.")
+    scale: StrictStr = Field(max_length=64, description="The scale (a control of the scheme).")
+    value: StrictStr | None = Field(max_length=64, description="A level of the scale; flags: yes/no; null clears.")
+
+
+class ExcludeIn(BaseModel):
+    annotator: StrictStr = Field(max_length=20, description="The annotator's id, e.g. A003.")
+
+
+def _code(cred: HTTPAuthorizationCredentials | None) -> str | None:
+    return cred.credentials if cred is not None else None
+
+
+def annotation_router(db: Database, settings: Settings) -> APIRouter:
+    """The annotation routes on ``db``, with the clock of ``settings``."""
+    clock = settings.clock
+    router = APIRouter()
+    pages = templates(settings.public_url)
+    pages.env.globals["docs"] = settings.docs
+
+    def who(name: str, cred) -> projects.Who:
+        return projects.annotator(db, name, _code(cred), clock())
+
+    def view(w: projects.Who, aid: int) -> dict:
+        return projects.view(db, w, aid)
+
+    # ---- JSON API -------------------------------------------------------------------------------
+    @router.get("/api/annotation/{name}", tags=["annotation"])
+    def info(name: str, cred: Code) -> dict:
+        """The project: scheme with its controls and keys, k, hidden speakers, guidelines (Markdown and HTML)."""
+        w = who(name, cred)
+        return {**projects.project_info(w.project), "guidelines_html": str(render(w.project.guidelines)),
+                "annotator": w.label, "progress": projects.progress(db, w)}
+
+    @router.post("/api/annotation/{name}/next", tags=["annotation"])
+    def next_item(name: str, cred: Code) -> dict:
+        """Your open item, or a new one (fewest finished first); ``{"done": true}`` when none is left for you."""
+        w = who(name, cred)
+        asg = projects.next_assignment(db, w, clock())
+        if asg is None:
+            return {"done": True, "assignment": None, "progress": projects.progress(db, w)}
+        return {"done": False, **view(w, asg.id)}
+
+    @router.get("/api/annotation/{name}/assignments/{aid}", tags=["annotation"])
+    def get_assignment(name: str, aid: AssignmentId, cred: Code) -> dict:
+        """One of your items: the dialogue, what to label, your labels (never anyone else's)."""
+        return view(who(name, cred), aid)
+
+    @router.post("/api/annotation/{name}/assignments/{aid}/labels", tags=["annotation"])
+    def save_label(name: str, aid: AssignmentId, body: LabelIn, cred: Code) -> dict:
+        """Save one label as given (it replaces your earlier one on that turn and scale; null clears it).
+
+        The answer says until when the item stays yours without another label (``expires_at``)."""
+        w = who(name, cred)
+        expires = projects.save_label(db, w, aid, body.turn, body.scale, body.value, clock())
+        return {"saved": {"turn": body.turn, "scale": body.scale, "value": body.value},
+                "expires_at": expires.isoformat()}
+
+    @router.post("/api/annotation/{name}/assignments/{aid}/submit", tags=["annotation"])
+    def submit(name: str, aid: AssignmentId, cred: Code) -> dict:
+        """Finish the item (409 naming what is missing if a required label is not given)."""
+        w = who(name, cred)
+        asg = projects.submit(db, w, aid, clock())
+        return {"assignment": asg.id, "state": asg.state, "progress": projects.progress(db, w)}
+
+    @router.get("/api/admin/annotation/{name}/status", tags=["admin"])
+    def status(name: str, cred: Code) -> dict:
+        """Progress, time per item, Krippendorff's alpha per scale so far, annotators (organiser token)."""
+        teams.authenticate_admin(db, _code(cred))
+        return annotation_status(db, name)
+
+    @router.post("/api/admin/annotation/{name}/exclude", tags=["admin"])
+    def exclude(name: str, body: ExcludeIn, cred: Code) -> dict:
+        """Exclude an annotator: code refused from now on, their items back in the pool (organiser token)."""
+        teams.authenticate_admin(db, _code(cred))
+        return projects.exclude_annotator(db, name, body.annotator, clock())
+
+    # ---- pages ----------------------------------------------------------------------------------
+    def page(request: Request, template: str, status: int = 200, **context) -> HTMLResponse:
+        return form_page(pages, request, template, status, **context)
+
+    @router.get("/annotate/{name}", response_class=HTMLResponse, include_in_schema=False)
+    def join_page(request: Request, name: str) -> HTMLResponse:
+        try:
+            p = projects.get_project(db, name)
+        except ServiceError as e:
+            return page(request, "error.html", e.status, error=e.message)
+        return page(request, "annotation/join.html", project=projects.project_info(p))
+
+    @router.post("/annotate/{name}/join", response_class=HTMLResponse, include_in_schema=False)
+    def join(request: Request, name: str, code: str = Form(""),
+             csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
+        try:
+            p = projects.get_project(db, name)
+        except ServiceError as e:
+            return page(request, "error.html", e.status, error=e.message)
+        info_ = projects.project_info(p)
+        try:
+            csrf.verify(request, csrf_token)
+            w = projects.annotator(db, name, code.strip(), clock())
+        except ServiceError as e:
+            return page(request, "annotation/join.html", e.status, project=info_, error=e.message)
+        return page(request, "annotation/annotate.html", project=info_, code=code.strip(), annotator=w.label,
+                    guidelines=render(p.guidelines))
+
+    @router.get("/annotate/{name}/status", response_class=HTMLResponse, include_in_schema=False)
+    def status_form(request: Request, name: str) -> HTMLResponse:
+        return page(request, "annotation/status.html", name=name, st=None)
+
+    @router.post("/annotate/{name}/status", response_class=HTMLResponse, include_in_schema=False)
+    def status_page(request: Request, name: str, token: str = Form(""),
+                    csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
+        try:
+            csrf.verify(request, csrf_token)
+            teams.authenticate_admin(db, token.strip())
+            st = annotation_status(db, name)
+        except ServiceError as e:
+            return page(request, "annotation/status.html", e.status, name=name, st=None, error=e.message)
+        return page(request, "annotation/status.html", name=name, st=st)
+
+    return router

@@ -1,0 +1,153 @@
+"""The one registry of annotation schemes: what annotators label, derived from the corpus model's scales.
+
+A scheme lists its **controls**. A control is one scale (:class:`dialeval.corpus.Scale`, taken from the
+reader of that format, never redeclared) shown either as a *choice* (exactly one level, required, one
+keyboard key per level) or as a *flag* (an optional yes/no tag toggled by one key). Each control applies
+at the scale's level (the dialogue, or each turn of the senders the scale and the scheme allow).
+
+==========  ======================================================================================
+scheme      controls
+==========  ======================================================================================
+wochat      per system turn (each turn for human-human): VALID/ACCEPTABLE/INVALID (keys 1 2 3) and
+            the optional tags POSITIVE (p), NEGATIVE (n), OFFENSIVE (o), SWEARLANG (s), ISMACHINE (m,
+            only when speaker identities are hidden)
+stc3        per dialogue A, S, E on 2..-2 (keys 1-5); per turn the nugget type of its sender (keys 1-4)
+dbdc        per system turn O / T / X (keys 1 2 3)
+conture     per system turn 0 / 1 / 2 (keys 1 2 3)
+==========  ======================================================================================
+
+CLI choices (``--scheme``), the page's controls and keys, the checks of a saved label and the export all
+come from :data:`SCHEMES`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dialeval.corpus import Dialogue, Scale
+from dialeval.errors import describe
+from dialeval.io import conture, dbdc, stc3, wochat
+
+DIGITS = "123456789"
+DIALOGUE = -1
+"""The ``turn`` index of a dialogue-level label (turns are 0, 1, ...)."""
+
+
+@dataclass(frozen=True)
+class Control:
+    """One scale as a page control: a required choice (a key per level) or an optional flag (one key).
+
+    ``hidden_only``: offered only when speaker identities are hidden from annotators (WOCHAT's ISMACHINE).
+    """
+
+    scale: Scale
+    keys: tuple[str, ...]
+    flag: bool = False
+    hidden_only: bool = False
+    title: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.scale.name
+
+    @property
+    def required(self) -> bool:
+        return not self.flag
+
+    def info(self) -> dict:
+        """What the page needs: name, title, levels with their keys, flag or choice, level, sender."""
+        levels = [{"value": v, "key": k} for v, k in zip(self.scale.levels, self.keys, strict=False)] \
+            if not self.flag else [{"value": "yes", "key": self.keys[0]}]
+        return {"scale": self.name, "title": self.title or self.name, "flag": self.flag,
+                "level": self.scale.level, "sender": self.scale.sender, "levels": levels,
+                "description": self.scale.description}
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """An annotation scheme: its controls, the export format it maps onto, the senders whose turns it labels.
+
+    ``turn_senders``: turns of these senders are labelled when the dialogue has any of them; otherwise
+    (e.g. human-human chats) every turn is. ``sender_map`` renames a corpus's senders to the ones the
+    scheme's scales name (STC-3: user -> customer, system -> helpdesk). ``wochat_map``: the levels as
+    VALID/ACCEPTABLE/INVALID when written as WOCHAT XML (a scale WOCHAT's writer does not know already).
+    """
+
+    name: str
+    title: str
+    format: str
+    controls: tuple[Control, ...]
+    turn_senders: tuple[str, ...] | None = None
+    sender_map: tuple[tuple[str, str], ...] = ()
+    wochat_map: tuple[tuple[str, str], ...] = ()
+
+    def controls_at(self, level: str, *, hidden: bool) -> list[Control]:
+        return [c for c in self.controls if c.scale.level == level and (hidden or not c.hidden_only)]
+
+    def scales(self, *, hidden: bool = True) -> dict[str, Scale]:
+        return {c.name: c.scale for c in self.controls if hidden or not c.hidden_only}
+
+    def senders(self, dialogue: Dialogue) -> list[str]:
+        smap = dict(self.sender_map)
+        return [smap.get(t.sender, t.sender) for t in dialogue.turns]
+
+    def labelled_turns(self, senders: list[str]) -> list[int]:
+        """Positions of the turns annotators label (those with at least one turn control)."""
+        pick = self.turn_senders
+        if pick is not None and not any(s in pick for s in senders):
+            pick = None
+        turn_controls = [c for c in self.controls if c.scale.level == "turn"]
+        return [i for i, s in enumerate(senders) if (pick is None or s in pick)
+                and any(c.scale.applies_to(s) for c in turn_controls)]
+
+    def units(self, senders: list[str], *, hidden: bool) -> list[tuple[int, list[Control]]]:
+        """Every labelled unit (``DIALOGUE`` or a turn position) with the controls it shows, in page order."""
+        out = []
+        dlg = self.controls_at("dialogue", hidden=hidden)
+        if dlg:
+            out.append((DIALOGUE, dlg))
+        for i in self.labelled_turns(senders):
+            cs = [c for c in self.controls_at("turn", hidden=hidden) if c.scale.applies_to(senders[i])]
+            out.append((i, cs))
+        return out
+
+    def info(self, *, hidden: bool) -> dict:
+        return {"name": self.name, "title": self.title, "format": self.format,
+                "controls": [c.info() for c in self.controls if hidden or not c.hidden_only]}
+
+
+def _choice(scale: Scale, title: str = "", keys: str = DIGITS) -> Control:
+    return Control(scale, tuple(keys[:len(scale.levels)]), title=title)
+
+
+def _flags() -> tuple[Control, ...]:
+    return tuple(Control(wochat.binary_scale(tag), (tag[0].lower(),), flag=True, hidden_only=tag == "ISMACHINE",
+                         title=tag) for tag in wochat.OPTIONAL_TAGS)
+
+
+def _stc3_controls() -> tuple[Control, ...]:
+    scales = stc3.stc3_scales()
+    quality = [_choice(scales[k], f"{k}: {stc3.QUALITY_NAMES[k]}") for k in stc3.QUALITY_KEYS]
+    nuggets = [_choice(scales[stc3.NUGGET_SCALE[s]], f"nugget type ({s})") for s in stc3.SENDERS]
+    return tuple(quality + nuggets)
+
+
+SCHEMES: dict[str, Scheme] = {s.name: s for s in (
+    Scheme("wochat", "WOCHAT turn validity and tags", "wochat",
+           (_choice(wochat.validity_scale(), "validity"), *_flags()), ("system",)),
+    Scheme("stc3", "STC-3 / DialEval quality (A, S, E) and nugget types", "stc3", _stc3_controls(),
+           None, (("user", "customer"), ("system", "helpdesk"))),
+    Scheme("dbdc", "DBDC dialogue breakdown (O, T, X)", "dbdc",
+           (_choice(dbdc.breakdown_scale(), "breakdown"),), ("system",)),
+    Scheme("conture", "ConTurE overall impression (0, 1, 2)", "wochat",
+           (_choice(conture.impression_scale(), "overall impression"),), ("system",),
+           wochat_map=(("2", "VALID"), ("1", "ACCEPTABLE"), ("0", "INVALID"))),
+)}
+"""Every annotation scheme, declared once."""
+
+
+def get_scheme(name: str) -> Scheme:
+    """The scheme called ``name``; a ValueError naming the allowed ones otherwise."""
+    if name not in SCHEMES:
+        raise ValueError(f"annotation scheme {describe(name)} is not allowed; allowed are " + ", ".join(SCHEMES))
+    return SCHEMES[name]

@@ -1,0 +1,26 @@
+"""Server-rendered pages that hold forms: the CSRF token in the page and its cookie, never cached.
+
+The templates themselves (and their ``url_for``, which never reads the ``Host`` header) come from
+:func:`dialeval.service.urls.templates`.
+"""
+
+from __future__ import annotations
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from dialeval.service import csrf
+
+
+def form_page(pages: Jinja2Templates, request: Request, template: str, status: int = 200,
+              **context) -> HTMLResponse:
+    """A page with a form: the CSRF token in ``csrf_token`` and in its cookie; never cached.
+
+    The cookie is ``Secure`` when the request came over HTTPS or the configured public URL is ``https://``.
+    """
+    token = csrf.form_token(request)
+    r = pages.TemplateResponse(request, template, {"csrf_token": token, **context}, status_code=status)
+    r.headers["Cache-Control"] = "no-store"
+    https = request.url.scheme == "https" or str(pages.env.globals.get("public_url", "")).startswith("https://")
+    return csrf.set_cookie(r, token, secure=https)

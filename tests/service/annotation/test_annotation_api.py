@@ -1,0 +1,174 @@
+"""The annotation JSON API and pages: the whole round, own labels only, refusals, escaping, CSRF."""
+
+from __future__ import annotations
+
+import re
+
+from annotation_support import chats_corpus
+
+from dialeval.corpus import Corpus, Dialogue, Turn
+from dialeval.io.wochat import VALIDITY, validity_scale
+from dialeval.service import invitations, teams
+
+
+def _next(pj, code, project="p1"):
+    r = pj.call("POST", f"/api/annotation/{project}/next", code)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _label(pj, code, aid, turn, scale, value, project="p1"):
+    return pj.call("POST", f"/api/annotation/{project}/assignments/{aid}/labels", code,
+                   {"turn": turn, "scale": scale, "value": value})
+
+
+def test_a_round_label_by_label_then_submit(pj):
+    codes = pj.project("p1", chats_corpus(2), overlap=2, n_codes=2, guidelines="# Rules\nBe **fair**")
+    info = pj.call("GET", "/api/annotation/p1", codes[0]).json()
+    assert info["annotator"] == "A001" and "<strong>fair</strong>" in info["guidelines_html"]
+    assert [c["scale"] for c in info["scheme"]["controls"]][:2] == ["validity", "positive"]
+    assert "ismachine" not in [c["scale"] for c in info["scheme"]["controls"]]   # speakers are shown
+    assert info["scheme"]["controls"][0]["levels"][0] == {"value": "VALID", "key": "1"}
+    v = _next(pj, codes[0])
+    assert [u["turn"] for u in v["units"]] == [1, 3]                             # system turns only
+    assert v["missing"] == [{"turn": 1, "scale": "validity"}, {"turn": 3, "scale": "validity"}]
+    aid = v["assignment"]
+    assert pj.call("POST", f"/api/annotation/p1/assignments/{aid}/submit", codes[0]).status_code == 409
+    r = _label(pj, codes[0], aid, 1, "validity", "VALID")
+    assert r.status_code == 200 and r.json()["saved"]["value"] == "VALID"
+    assert _label(pj, codes[0], aid, 1, "validity", "INVALID").status_code == 200   # replaced, one row
+    assert _label(pj, codes[0], aid, 1, "positive", "yes").status_code == 200
+    assert _label(pj, codes[0], aid, 3, "validity", "ACCEPTABLE").status_code == 200
+    again = _next(pj, codes[0])                                                   # the open item comes back
+    assert again["assignment"] == aid
+    assert sorted((x["turn"], x["scale"], x["value"]) for x in again["labels"]) == [
+        (1, "positive", "yes"), (1, "validity", "INVALID"), (3, "validity", "ACCEPTABLE")]
+    r = pj.call("POST", f"/api/annotation/p1/assignments/{aid}/submit", codes[0])
+    assert r.status_code == 200 and r.json()["progress"]["finished"] == 1
+    assert _label(pj, codes[0], aid, 1, "validity", "VALID").status_code == 409   # final once submitted
+
+
+def test_refused_labels_name_what_is_allowed(pj):
+    codes = pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
+    aid = _next(pj, codes[0])["assignment"]
+    r = _label(pj, codes[0], aid, 0, "validity", "VALID")                       # a user turn
+    assert r.status_code == 422 and "allowed are 1, 3" in r.text
+    r = _label(pj, codes[0], aid, 1, "validity", "GOOD")
+    assert r.status_code == 422 and "allowed are VALID, ACCEPTABLE, INVALID" in r.text
+    r = _label(pj, codes[0], aid, 1, "ismachine", "yes")                         # only with hidden speakers
+    assert r.status_code == 422
+
+
+def test_an_annotator_sees_only_their_own_labels_and_project(pj):
+    a, b = pj.project("p1", chats_corpus(1), overlap=2, n_codes=2)
+    other = pj.project("p2", chats_corpus(1, prefix="TT"), overlap=1, n_codes=1)[0]
+    va, vb = _next(pj, a), _next(pj, b)
+    assert va["item"]["dialogue_id"] == vb["item"]["dialogue_id"]               # the same item, k = 2
+    assert _label(pj, a, va["assignment"], 1, "validity", "VALID").status_code == 200
+    assert _next(pj, b)["labels"] == []                                          # b never sees a's label
+    for method, path, body in (("GET", f"/api/annotation/p1/assignments/{va['assignment']}", None),
+                               ("POST", f"/api/annotation/p1/assignments/{va['assignment']}/labels",
+                                {"turn": 1, "scale": "validity", "value": "INVALID"}),
+                               ("POST", f"/api/annotation/p1/assignments/{va['assignment']}/submit", None)):
+        assert pj.call(method, path, b, body).status_code == 404
+    assert pj.call("POST", "/api/annotation/p1/next", other).status_code == 401   # another project's code
+    assert pj.call("POST", "/api/annotation/p2/next", a).status_code == 401
+    vo = _next(pj, other, "p2")
+    assert pj.call("GET", f"/api/annotation/p1/assignments/{vo['assignment']}", a).status_code == 404
+
+
+def test_team_tokens_and_other_codes_are_not_annotator_codes(pj):
+    pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
+    _team, token = teams.register_team(pj.db, "team-x", "", pj.clock())
+    chat = invitations.create_invitations(pj.db, "collection", "p1", 1, pj.clock())[0]
+    team_inv = invitations.create_invitations(pj.db, "team", "", 1, pj.clock())[0]
+    for code in (token, chat, team_inv, "dai_" + "x" * 43, None):
+        r = pj.call("POST", "/api/annotation/p1/next", code)
+        assert r.status_code == 401, (code, r.text)
+
+
+def test_excluded_annotators_are_refused_and_their_items_return(pj):
+    from dialeval.service.annotation import projects
+    a, b = pj.project("p1", chats_corpus(1), overlap=1, n_codes=2)
+    v = _next(pj, a)
+    for t in (1, 3):
+        _label(pj, a, v["assignment"], t, "validity", "VALID")
+    pj.call("POST", f"/api/annotation/p1/assignments/{v['assignment']}/submit", a)
+    assert _next(pj, b)["done"] is True
+    projects.exclude_annotator(pj.db, "p1", "A001", pj.clock())
+    assert pj.call("POST", "/api/annotation/p1/next", a).status_code == 403
+    assert _next(pj, b)["done"] is False
+
+
+def test_script_utterances_and_guidelines_render_as_text(pj):
+    evil = "<script>alert(1)</script>"
+    corpus = Corpus([Dialogue("IRIS00001", [Turn("user", [evil]), Turn("system", [evil + "<img src=x>"])])],
+                    {VALIDITY: validity_scale()}, "wochat")
+    codes = pj.project("p1", corpus, overlap=1, n_codes=1, guidelines=f"# {evil}\n[x](javascript:alert(1))")
+    page = pj.client.get("/annotate/p1")
+    token = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    r = pj.client.post("/annotate/p1/join", data={"code": codes[0], "csrf": token})
+    assert r.status_code == 200
+    assert "<script>alert" not in r.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
+    scripts = re.findall(r"<script[^>]*>", r.text)
+    assert scripts == ['<script src="/static/api.js">', '<script src="/static/annotate.js">']  # ours only
+    assert "style=" not in r.text and " onclick" not in r.text
+    assert '<a href="javascript' not in r.text
+    v = _next(pj, codes[0])
+    assert v["item"]["turns"][1]["text"] == evil + "<img src=x>"           # JSON as is; the page uses textContent
+
+
+def test_the_join_form_needs_its_csrf_token(pj):
+    codes = pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
+    r = pj.client.post("/annotate/p1/join", data={"code": codes[0], "csrf": "forged"})
+    assert r.status_code == 403 and "did not come from this site" in r.text
+    r = pj.client.post("/annotate/p1/status", data={"token": "x", "csrf": "forged"})
+    assert r.status_code == 403
+    # the API authenticates by the Authorization header only: a cookie-carrying cross-site form gets 401
+    r = pj.client.post("/api/annotation/p1/next")
+    assert r.status_code == 401
+
+
+def test_organiser_status_api_and_page(pj):
+    codes = pj.project("p1", chats_corpus(2), overlap=2, n_codes=2)
+    for c in codes:
+        for _ in range(2):
+            v = _next(pj, c)
+            for t in (1, 3):
+                _label(pj, c, v["assignment"], t, "validity", "VALID" if t == 1 else "INVALID")
+            pj.tick(30)
+            pj.call("POST", f"/api/annotation/p1/assignments/{v['assignment']}/submit", c)
+    admin = teams.create_admin_token(pj.db, pj.clock())
+    assert pj.call("GET", "/api/admin/annotation/p1/status", codes[0]).status_code == 401
+    st = pj.call("GET", "/api/admin/annotation/p1/status", admin).json()
+    assert st["complete_items"] == 2 and st["items_by_finished"] == {"0": 0, "1": 0, "2": 2}
+    assert st["alpha"]["validity"]["alpha"] == 1.0                      # every pair agrees
+    assert [a["agreement_with_rest"] for a in st["annotators"]] == [1.0, 1.0]
+    assert st["seconds_per_item"]["median"] == 30.0
+    page = pj.client.get("/annotate/p1/status")
+    token = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    r = pj.client.post("/annotate/p1/status", data={"token": admin, "csrf": token})
+    assert r.status_code == 200 and "A002" in r.text and "1.000" in r.text
+
+
+def test_hidden_speakers_offer_ismachine_and_hide_names_and_ids(pj):
+    codes = pj.project("p1", chats_corpus(1), overlap=1, n_codes=1, hide_speakers=True)
+    info = pj.call("GET", "/api/annotation/p1", codes[0]).json()
+    assert "ismachine" in [c["scale"] for c in info["scheme"]["controls"]]
+    v = _next(pj, codes[0])
+    assert v["item"]["dialogue_id"] is None
+    assert [t["speaker"] for t in v["item"]["turns"]] == ["Speaker 1", "Speaker 2"] * 2
+    assert _label(pj, codes[0], v["assignment"], 1, "ismachine", "yes").status_code == 200
+
+
+def test_unknown_project_and_bad_bodies(pj):
+    codes = pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
+    assert pj.call("POST", "/api/annotation/nope/next", codes[0]).status_code == 404
+    assert pj.client.get("/annotate/nope").status_code == 404
+    aid = _next(pj, codes[0])["assignment"]
+    for body in ({"turn": "1", "scale": "validity"}, {"turn": True, "scale": "validity", "value": "VALID"},
+                 {"turn": 1, "scale": "x" * 100, "value": "VALID"}, []):
+        r = pj.call("POST", f"/api/annotation/p1/assignments/{aid}/labels", codes[0], body)
+        assert r.status_code == 422, (body, r.text)
+    assert pj.call("GET", "/api/annotation/p1/assignments/0", codes[0]).status_code == 422
+    assert pj.call("GET", f"/api/annotation/p1/assignments/{aid + 99}", codes[0]).status_code == 404

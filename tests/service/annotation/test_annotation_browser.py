@@ -1,0 +1,109 @@
+"""The whole path in a browser (headless Chromium through Playwright) under the strict CSP: a participant
+chats 5 turns with the builtin engine and ends; three annotators each label the chat with the keyboard; the
+export read by read_corpus has 3 annotators on every system turn with exactly the labels given, and
+`dialeval gold` builds its distributions."""
+
+from __future__ import annotations
+
+import json
+
+from annotation_support import Projects
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the browser fixture reports it
+    expect = None
+from service_support import LiveServer, watch, with_csp
+
+import dialeval
+from dialeval.cli.main import run as cli
+from dialeval.io.wochat import VALIDITY_TAGS
+from dialeval.service import invitations
+from dialeval.service.annotation import projects
+from dialeval.service.collection import chats
+from dialeval.service.collection.export import collection_corpus
+
+
+def test_chat_then_three_annotators_label_with_the_keyboard_then_gold(sqlite_url, tmp_path, browser):
+    pj = Projects(sqlite_url)
+    with_csp(pj.app)
+    try:
+        chats.create_collection(pj.db, "c1", "builtin:retrieval", pj.clock(), engine_name="Iris")
+        [chat_code] = invitations.create_invitations(pj.db, "collection", "c1", 1, pj.clock())
+        with LiveServer(pj.app) as server:
+            # 1. a participant chats 5 turns and ends
+            page = browser.new_context().new_page()
+            problems = watch(page)
+            page.goto(f"{server.url}/collections/c1")
+            page.fill("input[name=code]", chat_code)
+            page.fill("input[name=nickname]", "Ann")
+            page.click("#join-form button[type=submit]")
+            said = ["hello Iris", "my order has not arrived", "<script>alert(1)</script>", "how do I pay?",
+                    "thank you"]
+            for i, text in enumerate(said):
+                page.wait_for_selector("#utterance:enabled")
+                page.fill("#utterance", text)
+                page.press("#utterance", "Enter")
+                expect(page.locator("#turns li")).to_have_count(2 * (i + 1))
+            page.wait_for_selector("#end:enabled")
+            page.click("#end")
+            page.wait_for_selector("#again:visible")
+            assert problems == []
+            # 2. the organiser makes a project of the collection's chats
+            projects.create_project(pj.db, "a1", collection_corpus(pj.db, "c1"), "wochat", 3, pj.clock(),
+                                    guidelines="# How to judge\n- **VALID**: a fine answer <b>really</b>",
+                                    source="collection c1")
+            codes = invitations.create_invitations(pj.db, "annotation", "a1", 3, pj.clock())
+            # 3. three annotators label every system turn with the keyboard
+            given = {}
+            for i, code in enumerate(codes):
+                p = browser.new_context().new_page()
+                problems = watch(p)
+                p.goto(f"{server.url}/annotate/a1")
+                p.fill("input[name=code]", code)
+                p.click("#join-form button[type=submit]")
+                expect(p.locator("#dialogue li")).to_have_count(10)
+                assert p.locator("#dialogue li .text").nth(4).inner_text() == "<script>alert(1)</script>"
+                assert p.locator("#dialogue script").count() == 0
+                assert "<b>really</b>" in p.inner_text("#guidelines")        # escaped, shown as text
+                expect(p.locator("#keys")).to_contain_text("VALID / ACCEPTABLE / INVALID")
+                expect(p.locator(".control button kbd").first).to_have_text("1")
+                p.locator("body").click()
+                mine = {}
+                for j, turn in enumerate(range(1, 10, 2)):
+                    if j == i:
+                        p.keyboard.press("p")                              # POSITIVE on this turn
+                        mine[(turn, "positive")] = "yes"
+                    key = str((i + j) % 3 + 1)
+                    p.keyboard.press(key)
+                    mine[(turn, "validity")] = VALIDITY_TAGS[int(key) - 1]
+                    expect(p.locator("#progress-text")).to_contain_text(f"this item: {j + 1} of 5 labels")
+                p.wait_for_selector("#submit:enabled")
+                p.screenshot(path=str(tmp_path / f"annotator{i}-labelled.png"), full_page=True)
+                p.keyboard.press("Enter")
+                expect(p.locator("#done")).to_be_visible()
+                expect(p.locator("#progress-text")).to_contain_text("you finished 1 item")
+                p.screenshot(path=str(tmp_path / f"annotator{i}.png"), full_page=True)
+                assert problems == []
+                given[f"A{i + 1:03d}"] = mine
+        # 4. the export: 3 annotators on every system turn, exactly the labels given; gold builds
+        out = tmp_path / "export"
+        assert cli(["admin", "export-annotations", "a1", "--to", "wochat", "--out", str(out),
+                    "--database-url", sqlite_url]) == 0
+        [d] = dialeval.read_corpus(out).dialogues
+        got = {}
+        for pos, t in enumerate(d.turns):
+            if t.sender != "system":
+                assert not t.labels
+                continue
+            assert t.annotators == ["A001", "A002", "A003"]
+            for scale, labs in t.labels.items():
+                for aid, lab in zip(t.annotators, labs, strict=True):
+                    if lab != "no":
+                        got.setdefault(aid, {})[(pos, scale)] = lab
+        assert got == given
+        gold = tmp_path / "gold.json"
+        assert cli(["gold", str(out), "--out", str(gold)]) == 0
+        assert json.loads(gold.read_text())
+    finally:
+        pj.close()
