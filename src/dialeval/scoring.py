@@ -27,9 +27,10 @@ from dialeval.io.runs import RunArrays, parse_run
 from dialeval.io.stc3_gold import Stc3Gold, build_gold
 from dialeval.measures import get as get_measure
 from dialeval.measures.ordinal import VARIANTS
+from dialeval.tasks import subtask_measures
 
-TASKS: dict[str, tuple[str, ...]] = {"quality": ("nmd", "rsnod"), "nugget": ("jsd", "rnss")}
-"""Measures of each subtask, in report order."""
+TASKS: dict[str, tuple[str, ...]] = subtask_measures()
+"""Measures of each subtask, in report order (declared in :mod:`dialeval.tasks`)."""
 
 
 def _version() -> str:

@@ -31,6 +31,16 @@ MEASURES_BY_KIND: dict[str, tuple[str, ...]] = {"nominal": ("jsd", "mse"), "ordi
 AVERAGES = ("dialogue", "turn")
 
 
+def measures_of(scale) -> tuple[str, ...]:
+    """The measures of a scale: its task's (:mod:`dialeval.tasks`), else :data:`MEASURES_BY_KIND` of its kind."""
+    from dialeval.tasks import task_of_scale
+
+    task = task_of_scale(scale.name)
+    if task is not None and task.level == "turn":
+        return task.measures
+    return MEASURES_BY_KIND[scale.kind]
+
+
 def worst(measure: str, L: int) -> float:
     """The largest value of a measure on L bins (its declared range's upper end)."""
     up = get_measure(measure).range[1]
@@ -175,7 +185,7 @@ def score_aligned(run: TurnRun, gold: dict[str, Distributions], *, average: str 
         n_per = np.bincount(dlg, minlength=len(ids))
         items[name] = {}
         counts[name] = {"scored": len(rows), "missing": len(missing)}
-        for m in MEASURES_BY_KIND[g.scale.kind]:
+        for m in measures_of(g.scale):
             meas = get_measure(m)
             v = meas.compute(probs, g.probs[rows], variant=rsnod_variant if meas.has_variant else "paper") \
                 if len(rows) else np.zeros(0)
@@ -192,7 +202,7 @@ def score_aligned(run: TurnRun, gold: dict[str, Distributions], *, average: str 
     matrix = np.column_stack(blocks) if blocks else np.zeros((len(ids), 0))
     from dialeval import __version__
     settings = {"average": average, "strict": bool(strict), "rsnod_variant": rsnod_variant,
-                "measures": {n: list(MEASURES_BY_KIND[gold[n].scale.kind]) for n in items},
+                "measures": {n: list(measures_of(gold[n].scale)) for n in items},
                 "dialeval_version": __version__}
     missing_d = [i for i in all_ids if i not in run_ids]
     return TurnScores(ids, columns, matrix, items, counts, missing_d, run.extra_dialogues, run.extra_items, settings)

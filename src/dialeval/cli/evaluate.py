@@ -14,6 +14,7 @@ from dialeval.cli._corpus_io import fmt_num, print_json
 from dialeval.cli.turn_evaluate import AVERAGES, evaluate_other_corpus, is_other_corpus
 from dialeval.errors import DialevalError
 from dialeval.io.detect import detect, probe
+from dialeval.io.stream import is_streamed, read_records
 from dialeval.measures.ordinal import VARIANTS
 from dialeval.scoring import score
 
@@ -101,23 +102,55 @@ def register(app: typer.Typer) -> None:
         For a gold corpus of another format (DBDC, WOCHAT, ConTurE, DSTC9), score its scales' distributions:
         JSD and MSE, plus NMD and RSNOD for ordinal scales (see `dialeval.turnscoring`).
         """
-        check_not_swapped(submission, gold)
+        if is_streamed(gold):  # STC-3 gold as JSON Lines or gzip
+            gold_source = read_records([gold])
+        else:
+            check_not_swapped(submission, gold)
+            gold_source = None
+        run_source = _run_records(submission) if _is_prediction_output(submission) else None
+        if gold_source is not None or run_source is not None:
+            s = score(run_source if run_source is not None else str(submission),
+                      gold_source if gold_source is not None else str(gold), alpha=alpha, strict=strict,
+                      rsnod_variant=getattr(rsnod_variant, "value", rsnod_variant))
+            return _report(s, submission, gold, strict=strict, per_dialogue=per_dialogue, format=format,
+                           display=display, alpha=alpha)
         if is_other_corpus(gold):
             return evaluate_other_corpus(submission, gold, strict=strict, rsnod_variant=getattr(
                 rsnod_variant, "value", rsnod_variant), average=getattr(average, "value", average), blocks=blocks,
                 per_dialogue=per_dialogue, format=format.value, threshold=dbdc_threshold)
         s = score(str(submission), str(gold), alpha=alpha, strict=strict,
                   rsnod_variant=getattr(rsnod_variant, "value", rsnod_variant))
-        warn_coverage(submission, s.extra_ids, s.missing_ids, strict=strict, worst="1.0")
-        if per_dialogue is not None:
-            s.to_csv(per_dialogue)
-        summary = s.summary()
-        if format == OutFormat.json:
-            print_json(summary)
-        else:
-            out.print(summary_table(summary, f"{submission.name} vs {gold.name}", display.value))
-            out.print(measure_legend(m for st in ("quality", "nugget") for m in summary.get(st, {})), markup=False)
-            d = summary["dialogues"]
-            out.print(wrap(f"dialogues: {d['scored']} scored, {d['missing']} missing, {d['extra']} extra; "
-                           f"alpha {alpha}, strict {strict}, rsnod variant {summary['settings']['rsnod_variant']}"),
-                      markup=False)
+        _report(s, submission, gold, strict=strict, per_dialogue=per_dialogue, format=format, display=display,
+                alpha=alpha)
+
+
+def _is_prediction_output(submission: Path) -> bool:
+    """A folder of ``dialeval predict --out`` shards, a JSON Lines or gzip'ed run, or a glob of them."""
+    return is_streamed(submission) or (submission.is_dir() and (
+        (submission / "manifest.json").is_file() or any(submission.glob("*.jsonl"))))
+
+
+def _run_records(submission: Path) -> list[dict]:
+    """The run's records, read shard by shard (a predict folder in its manifest's order); ``meta`` dropped."""
+    from dialeval.summarize import shard_files
+
+    files = shard_files(submission) if submission.is_dir() else [submission]
+    records = read_records(files)
+    return [{k: v for k, v in r.items() if k != "meta"} if isinstance(r, dict) else r for r in records]
+
+
+def _report(s, submission: Path, gold: Path, *, strict: bool, per_dialogue: Path | None, format: OutFormat,
+            display: Display, alpha: float) -> None:
+    warn_coverage(submission, s.extra_ids, s.missing_ids, strict=strict, worst="1.0")
+    if per_dialogue is not None:
+        s.to_csv(per_dialogue)
+    summary = s.summary()
+    if format == OutFormat.json:
+        print_json(summary)
+    else:
+        out.print(summary_table(summary, f"{submission.name} vs {gold.name}", display.value))
+        out.print(measure_legend(m for st in ("quality", "nugget") for m in summary.get(st, {})), markup=False)
+        d = summary["dialogues"]
+        out.print(wrap(f"dialogues: {d['scored']} scored, {d['missing']} missing, {d['extra']} extra; "
+                       f"alpha {alpha}, strict {strict}, rsnod variant {summary['settings']['rsnod_variant']}"),
+                  markup=False)

@@ -24,9 +24,12 @@ __all__ = ["AVERAGES", "evaluate_other_corpus", "is_other_corpus"]
 
 
 def is_other_corpus(gold: Path) -> bool:
-    """True when ``gold`` is a corpus of another format than STC-3 (undetectable paths stay with STC-3)."""
+    """True when ``gold``'s format has no STC-3 subtask in the task registry
+    (:func:`dialeval.tasks.scored_by_subtasks`): it is scored per scale. Undetectable paths stay with STC-3."""
+    from dialeval.tasks import scored_by_subtasks
+
     try:
-        return detect(gold) != "stc3"
+        return not scored_by_subtasks(detect(gold))
     except DialevalError:
         return False
 

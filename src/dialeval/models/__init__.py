@@ -27,10 +27,14 @@ from pathlib import Path
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.models.base import KINDS, Estimator, kind_class
-from dialeval.models.data import TurnTable, check_subtasks
+from dialeval.models.data import TurnTable, check_corpus, check_subtasks, is_stc3
 
 LANGUAGES = ("zh", "en")
 """Languages with a shipped default model (``src/dialeval/models/shipped/<lang>/``)."""
+
+OPEN_DOMAIN = "open"
+"""Name of the shipped English open-domain model (turn-level breakdown; ``shipped/index.json``)."""
+SHIPPED_NAMES = (*LANGUAGES, OPEN_DOMAIN)
 
 DEFAULT_KIND = "neural"
 CJK_SHARE = 0.2
@@ -141,7 +145,7 @@ def load_model(model: Estimator | str | os.PathLike) -> Estimator:
         if not model.fitted:
             raise DialevalError(f"this {model.kind} model is not fitted; call fit(corpus) or load a saved one")
         return model
-    if isinstance(model, str) and model in LANGUAGES:
+    if isinstance(model, str) and model in SHIPPED_NAMES and not Path(model).exists():
         return _shipped(model)
     if isinstance(model, str | os.PathLike):
         path = Path(model)
@@ -188,10 +192,22 @@ def predict(dialogues: Corpus | list | str | os.PathLike, model: Estimator | str
     if lang is not None and lang not in LANGUAGES:
         raise DialevalError(f"lang {describe(lang)} is not allowed; allowed are " + ", ".join(LANGUAGES))
     corpus = read_dialogues(dialogues)
-    table = TurnTable.from_corpus(corpus)
+    stc3 = is_stc3(check_corpus(corpus))
     if model is None:
-        model = lang or detect_language(corpus)
+        model = (lang or detect_language(corpus)) if stc3 else OPEN_DOMAIN
     est = load_model(model)
+    if est.scales or not stc3:
+        from dialeval.models.transfer import predict_turn_scales
+
+        records = predict_turn_scales(corpus, est, progress=progress)
+        if out is not None:
+            import json
+
+            from dialeval.io.atomic import write_text
+
+            write_text(out, json.dumps(records, ensure_ascii=False, allow_nan=False) + "\n")
+        return records
+    table = TurnTable.from_corpus(corpus)
     lacking = [s for s in subtasks if s not in est.subtasks]
     if lacking:
         raise DialevalError(f"the {est.kind} model was trained for {', '.join(est.subtasks)} only; it cannot "

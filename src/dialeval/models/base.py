@@ -17,7 +17,8 @@ import numpy as np
 
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
-from dialeval.models.data import Predicted, TurnTable, check_subtasks, targets
+from dialeval.models.data import Predicted, TurnTable, check_corpus, check_subtasks, is_stc3, targets
+from dialeval.models.turndata import TurnArrays, TurnScale, rows_for, turn_scales_of, turn_targets
 
 FORMAT_VERSION = 1
 KINDS: dict[str, type[Estimator]] = {}
@@ -64,16 +65,33 @@ class Estimator(ABC):
         self.params = {**self.defaults, **params}
         self.info: dict = {}
         self.fitted = False
+        self.scales: dict[str, TurnScale] = {}
+        """The turn-level scales learnt from a non-STC-3 corpus (empty for an STC-3 model)."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(subtasks={self.subtasks}, seed={self.seed}, fitted={self.fitted})"
 
     # -- public API -------------------------------------------------------------------------------
     def fit(self, corpus: Corpus) -> Estimator:
-        """Fit on an annotated STC-3 corpus (every dialogue labelled for the model's subtasks)."""
-        table = TurnTable.from_corpus(corpus)
-        y = targets(corpus, table, self.subtasks)
-        self._fit(table, y)
+        """Fit on an annotated corpus.
+
+        An STC-3 corpus (customer and helpdesk turns): the model's subtasks, every dialogue labelled for them.
+        Any other corpus: every turn-level scale that labels some turn (its distribution per labelled turn,
+        learnt from the turn and the turns before it), see :mod:`dialeval.models.turndata`.
+        """
+        if is_stc3(check_corpus(corpus)):
+            table = TurnTable.from_corpus(corpus)
+            self._fit(table, targets(corpus, table, self.subtasks))
+            self.scales = {}
+        else:
+            scales = turn_scales_of(corpus)
+            if not scales:
+                have = ", ".join(f"{s.name} ({s.level})" for s in corpus.scales.values()) or "none"
+                raise DialevalError(f"the corpus labels no turn on a turn-level scale, so there is nothing to learn "
+                                    f"(its scales: {have})", file=corpus.source)
+            table = TurnTable.from_corpus(corpus, stc3=False)
+            self._fit_turns(table, turn_targets(corpus, table, scales))
+            self.scales = scales
         self.fitted = True
         self.info.setdefault("trained_on", {"source": corpus.source, "dialogues": table.n_dialogues,
                                             "turns": len(table.texts)})
@@ -85,6 +103,12 @@ class Estimator(ABC):
         """Predicted distributions for every dialogue of ``corpus`` (labels, if any, are ignored)."""
         if not self.fitted:
             raise DialevalError(f"this {self.kind} model is not fitted; call fit(corpus) or load a saved one")
+        if self.scales:
+            table = corpus if isinstance(corpus, TurnTable) else TurnTable.from_corpus(corpus, stc3=False)
+            rows = {name: rows_for(table, s) for name, s in self.scales.items()}
+            probs = self._predict_turns(table, rows)
+            return Predicted(turns={n: (rows[n], normalise_rows(probs[n]) if len(rows[n]) else
+                                        np.zeros((0, len(self.scales[n].levels)))) for n in rows}).check(table)
         table = corpus if isinstance(corpus, TurnTable) else TurnTable.from_corpus(corpus)
         return self._predict(table).select(self.subtasks).check(table)
 
@@ -100,8 +124,11 @@ class Estimator(ABC):
             raise DialevalError(f"{folder} exists and is not a folder; a model is saved as a folder")
         folder.mkdir(parents=True, exist_ok=True)
         config, arrays = self._state()
-        meta = {"format": FORMAT_VERSION, "kind": self.kind, "subtasks": list(self.subtasks), "seed": self.seed,
+        meta = {"format": FORMAT_VERSION, "kind": self.kind,
+                "subtasks": [] if self.scales else list(self.subtasks), "seed": self.seed,
                 "params": self.params, "config": config, "info": self.info, "dialeval_version": __version__}
+        if self.scales:
+            meta["scales"] = {n: s.to_json() for n, s in self.scales.items()}
         with atomic_path(folder / "arrays.npz") as tmp, open(tmp, "wb") as fh:
             np.savez_compressed(fh, **arrays)
         write_text(folder / "model.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
@@ -123,7 +150,8 @@ class Estimator(ABC):
                                 f" is not supported; this dialeval reads format {FORMAT_VERSION}",
                                 file=str(meta_path))
         cls = kind_class(meta.get("kind"))
-        model = cls(tuple(meta["subtasks"]), int(meta["seed"]), **meta.get("params", {}))
+        model = cls(tuple(meta["subtasks"]) or "both", int(meta["seed"]), **meta.get("params", {}))
+        model.scales = {n: TurnScale.from_json(n, d) for n, d in (meta.get("scales") or {}).items()}
         with np.load(folder / "arrays.npz", allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
         model._set_state(meta.get("config", {}), arrays)
@@ -139,6 +167,14 @@ class Estimator(ABC):
     @abstractmethod
     def _predict(self, table: TurnTable) -> Predicted:
         """Distributions for the model's subtasks on ``table``."""
+
+    def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
+        """Learn turn-level scales: ``y[scale] = (flat turn rows, annotators' distributions)``."""
+        raise DialevalError(f"model kind {self.kind!r} does not model turn-level scales")
+
+    def _predict_turns(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Distributions of each scale on the flat turns ``rows[scale]`` (one row each)."""
+        raise DialevalError(f"model kind {self.kind!r} does not model turn-level scales")
 
     @abstractmethod
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:

@@ -32,6 +32,7 @@ from dialeval.errors import DialevalError, describe
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
 from dialeval.models.base import Estimator, normalise_rows, register
 from dialeval.models.data import CUSTOMER, HELPDESK, Predicted, TurnTable
+from dialeval.models.turndata import TurnArrays
 
 N_CUSTOMER = len(NUGGET_TYPES[CUSTOMER])
 N_HELPDESK = len(NUGGET_TYPES[HELPDESK])
@@ -103,6 +104,13 @@ class Uniform(Estimator):
                          np.full((n_c, N_CUSTOMER), 1.0 / N_CUSTOMER),
                          np.full((len(table.texts) - n_c, N_HELPDESK), 1.0 / N_HELPDESK))
 
+    def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
+        pass
+
+    def _predict_turns(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {n: np.full((len(r), len(self.scales[n].levels)), 1.0 / len(self.scales[n].levels))
+                for n, r in rows.items()}
+
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
         return {}, {}
 
@@ -113,7 +121,7 @@ class Uniform(Estimator):
 class _QualityPrior:
     """Shared by ``prior`` and ``position``: the training mean of A, S and E (arrays ``quality_<key>``)."""
 
-    quality_mean: dict[str, np.ndarray] | None
+    quality_mean: dict[str, np.ndarray] | None = None
 
     def _fit_quality(self, y: Predicted) -> None:
         self.quality_mean = ({k: _mean(y.quality[k], N_LEVELS) for k in QUALITY_KEYS}
@@ -160,13 +168,21 @@ class Prior(_QualityPrior, Estimator):
             out.helpdesk = _tile(self.helpdesk_mean, len(table.texts) - n_c)
         return out
 
+    def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
+        self.turn_means = {n: _mean(probs, probs.shape[1]) for n, (_, probs) in y.items()}
+
+    def _predict_turns(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {n: _tile(self.turn_means[n], len(r)) for n, r in rows.items()}
+
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
         arrays = self._quality_arrays()
         if self.customer_mean is not None:
             arrays |= {"customer": self.customer_mean, "helpdesk": self.helpdesk_mean}
+        arrays |= {f"turn/{n}": m for n, m in getattr(self, "turn_means", {}).items()}
         return {}, arrays
 
     def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:
+        self.turn_means = {k[5:]: np.asarray(v, dtype=np.float64) for k, v in arrays.items() if k.startswith("turn/")}
         self._set_quality(arrays)
         self.customer_mean = np.asarray(arrays["customer"], dtype=np.float64) if "customer" in arrays else None
         self.helpdesk_mean = np.asarray(arrays["helpdesk"], dtype=np.float64) if "helpdesk" in arrays else None
@@ -220,21 +236,26 @@ class Position(_QualityPrior, Estimator):
             return
         for sender, probs, width in ((CUSTOMER, y.customer, N_CUSTOMER), (HELPDESK, y.helpdesk, N_HELPDESK)):
             want = table.is_customer if sender == CUSTOMER else ~table.is_customer
-            keys = self._keys(table, want)
-            uniq, inverse, counts = (np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-                                     if len(keys) else (np.zeros((0, 2), np.int64), np.zeros(0, np.int64),
-                                                        np.zeros(0, np.int64)))
-            inverse = np.asarray(inverse).reshape(-1)
-            sums = np.zeros((len(uniq), width))
-            np.add.at(sums, inverse, probs)
-            means = sums / np.maximum(counts, 1)[:, None]
-            self.tables[sender] = {"keys": uniq, "means": means, "counts": counts.astype(np.int64),
-                                   "mean": _mean(probs, width)}
+            self.tables[sender] = self._key_means(self._keys(table, want), probs, width)
+
+    @staticmethod
+    def _key_means(keys: np.ndarray, probs: np.ndarray, width: int) -> dict[str, np.ndarray]:
+        """The mean distribution of each key (rows of ``keys`` and ``probs`` aligned), counts and overall mean."""
+        uniq, inverse, counts = (np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+                                 if len(keys) else (np.zeros((0, 2), np.int64), np.zeros(0, np.int64),
+                                                    np.zeros(0, np.int64)))
+        inverse = np.asarray(inverse).reshape(-1)
+        sums = np.zeros((len(uniq), width))
+        np.add.at(sums, inverse, probs)
+        means = sums / np.maximum(counts, 1)[:, None]
+        return {"keys": uniq, "means": means, "counts": counts.astype(np.int64), "mean": _mean(probs, width)}
 
     def _predict_sender(self, table: TurnTable, sender: str) -> np.ndarray:
-        t = self.tables[sender]
         want = table.is_customer if sender == CUSTOMER else ~table.is_customer
-        keys = self._keys(table, want)
+        return self._lookup(self.tables[sender], self._keys(table, want))
+
+    def _lookup(self, t: dict[str, np.ndarray], keys: np.ndarray) -> np.ndarray:
+        """Each key's mean (the overall mean for keys seen on fewer than ``min_turns`` training turns)."""
         lookup = {(int(p), int(last)): r for r, (p, last) in enumerate(t["keys"].tolist())
                   if t["counts"][r] >= self.params["min_turns"]}
         out = np.tile(t["mean"], (len(keys), 1))
@@ -251,6 +272,22 @@ class Position(_QualityPrior, Estimator):
             out.helpdesk = self._predict_sender(table, HELPDESK)
         return out
 
+    def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
+        self.tables = {}
+        for name, (rows, probs) in y.items():
+            want = np.zeros(len(table.texts), dtype=bool)
+            want[rows] = True
+            order = np.argsort(rows)  # _keys lists the turns in flat order
+            self.tables[f"turn/{name}"] = self._key_means(self._keys(table, want), probs[order], probs.shape[1])
+
+    def _predict_turns(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        out = {}
+        for name, r in rows.items():
+            want = np.zeros(len(table.texts), dtype=bool)
+            want[r] = True  # rows_for gives flat order, as _keys does
+            out[name] = self._lookup(self.tables[f"turn/{name}"], self._keys(table, want))
+        return out
+
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
         arrays = self._quality_arrays()
         for sender, t in self.tables.items():
@@ -260,6 +297,9 @@ class Position(_QualityPrior, Estimator):
     def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:
         self._set_quality(arrays)
         self.tables = {}
+        for name in self.scales:
+            self.tables[f"turn/{name}"] = {k: np.asarray(arrays[f"turn/{name}_{k}"])
+                                           for k in ("keys", "means", "counts", "mean")}
         for sender in (CUSTOMER, HELPDESK):
             if f"{sender}_keys" in arrays:
                 self.tables[sender] = {name: np.asarray(arrays[f"{sender}_{name}"])

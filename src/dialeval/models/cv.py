@@ -25,7 +25,7 @@ from dialeval import progress as _progress
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.io.stc3 import QUALITY_KEYS
-from dialeval.models.data import TurnTable, check_subtasks
+from dialeval.models.data import TurnTable, check_corpus, check_subtasks, is_stc3
 from dialeval.scoring import TASKS, PreparedGold, load_gold, score
 
 LEVEL = 0.95
@@ -198,6 +198,8 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
         raise DialevalError(f"folds = {describe(folds)} is not allowed; allowed are integers >= 2")
     params = dict(params or {})
     cls(subtasks, seed, progress=False, **params)  # check the settings before any work
+    if not all(is_stc3(check_corpus(c)) for c in loaded):
+        return [_cross_validate_turns(c, kind, folds, seed, params, progress, out_dir) for c in loaded]
     parts = []
     for n, corpus in enumerate(loaded):
         ids = corpus.ids()
@@ -255,6 +257,70 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
                                 list(seconds), mean, interval, {c: pooled[c] for c in cols}, p["corpus"].source,
                                 p["runs"], [str(q["corpus"].source) for q in parts]))
     return results
+
+
+def turn_columns(corpus: Corpus) -> list[str]:
+    """``<scale>/<measure>`` of each labelled turn-level scale: the task's measures (:mod:`dialeval.tasks`),
+    else those of the scale's kind (:data:`dialeval.turnscoring.MEASURES_BY_KIND`)."""
+    from dialeval.models.turndata import turn_scales_of
+    from dialeval.turnscoring import measures_of
+
+    return [f"{n}/{m}" for n in turn_scales_of(corpus) for m in measures_of(corpus.scales[n])]
+
+
+def _cross_validate_turns(corpus: Corpus, kind: str, folds: int, seed: int, params: dict,
+                          progress: bool | None, out_dir: str | Path | None) -> CVResult:
+    """k-fold CV of a model of turn-level scales: folds by dialogue id (a dialogue's turns are all on one
+    side), each held-out fold scored by :func:`dialeval.turnscoring.score_turns` (mean per dialogue, then
+    over dialogues); ``pooled`` scores all held-out predictions as one run."""
+    from dialeval.io.atomic import write_text
+    from dialeval.io.jsonarray import json_text
+    from dialeval.models.base import kind_class
+    from dialeval.models.transfer import predict_turn_scales
+    from dialeval.turnscoring import prepare_gold, score_turns
+
+    ids = corpus.ids()
+    fold = [fold_of(i, folds) for i in ids]
+    empty = [f + 1 for f in range(folds) if f not in fold]
+    if empty:
+        raise DialevalError(f"{folds} folds of {len(ids)} dialogues leave fold(s) {empty} empty; use fewer folds",
+                            file=corpus.source)
+    cols = turn_columns(corpus)
+    if not cols:
+        raise DialevalError("the corpus labels no turn on a turn-level scale; nothing to cross-validate",
+                            file=corpus.source)
+    cls = kind_class(kind)
+
+    def means(records: list[dict], keep: list[str]) -> dict[str, float]:
+        summ = score_turns(records, prepare_gold(corpus.subset(keep))).summary()["scales"]
+        return {c: summ.get(c.rsplit("/", 1)[0], {}).get(c.rsplit("/", 1)[1], float("nan")) for c in cols}
+
+    scores, sizes, seconds, pooled_records, runs = [], [], [], {}, []
+    for f in _progress.track(range(folds), f"cv {kind}: {folds} folds", progress=progress):
+        t0 = time.perf_counter()
+        train_ids = [i for i, g in zip(ids, fold, strict=True) if g != f]
+        test_ids = [i for i, g in zip(ids, fold, strict=True) if g == f]
+        model = cls(seed=seed, progress=False, **params).fit(corpus.subset(train_ids))
+        records = predict_turn_scales(corpus.subset(test_ids), model, progress=False)
+        scores.append(means(records, test_ids))
+        sizes.append(len(test_ids))
+        pooled_records |= {r["id"]: r for r in records}
+        if out_dir is not None:
+            path = Path(out_dir) / f"cv-{kind}-folds" / f"fold-{f + 1}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text(path, json_text(records, indent=None) + "\n")
+            runs.append(str(path))
+        seconds.append(time.perf_counter() - t0)
+    pooled_list = [pooled_records[i] for i in ids]
+    if out_dir is not None:
+        path = Path(out_dir) / f"cv-{kind}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(path, json_text(pooled_list, indent=None) + "\n")
+        runs.insert(0, str(path))
+    mean = {c: float(np.nanmean([s[c] for s in scores])) for c in cols}
+    interval = {c: t_interval([s[c] for s in scores]) for c in cols}
+    return CVResult(kind, folds, (), seed, params, len(ids), cols, scores, sizes, seconds, mean, interval,
+                    means(pooled_list, ids), corpus.source, runs, [str(corpus.source)])
 
 
 def _folder_name(corpus: Corpus, n: int) -> str:

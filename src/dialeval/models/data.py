@@ -36,13 +36,24 @@ def check_subtasks(subtask: str | tuple[str, ...] | list[str]) -> tuple[str, ...
     return tuple(s for s in SUBTASKS if s in out)
 
 
-def check_stc3(corpus: object) -> Corpus:
-    """The corpus, if it is a :class:`Corpus` with STC-3 senders; a :class:`DialevalError` otherwise."""
+def check_corpus(corpus: object) -> Corpus:
+    """The corpus, if it is a :class:`Corpus` with dialogues, each with a turn; a :class:`DialevalError` otherwise."""
     if not isinstance(corpus, Corpus):
         raise DialevalError(f"expected a dialeval Corpus (dialeval.read_corpus(...)), received "
                             f"{type(corpus).__name__}")
     if not len(corpus):
         raise DialevalError("the corpus has no dialogues", file=corpus.source)
+    return corpus
+
+
+def is_stc3(corpus: Corpus) -> bool:
+    """True when every turn's sender is an STC-3 one (customer, helpdesk): the STC-3 subtasks apply."""
+    return all(t.sender in SENDERS for d in corpus.dialogues for t in d.turns)
+
+
+def check_stc3(corpus: object) -> Corpus:
+    """The corpus, if it is a :class:`Corpus` with STC-3 senders; a :class:`DialevalError` otherwise."""
+    corpus = check_corpus(corpus)
     for d in corpus.dialogues:
         for t, turn in enumerate(d.turns):
             if turn.sender not in SENDERS:
@@ -68,17 +79,21 @@ class TurnTable:
     n_turns: np.ndarray
     start: np.ndarray
     source: str | None = None
+    senders: tuple[str, ...] = ()
+    """Sender of each flat turn (any corpus: ``customer``/``helpdesk``, ``user``/``system``...)."""
 
     @classmethod
-    def from_corpus(cls, corpus: Corpus) -> TurnTable:
-        corpus = check_stc3(corpus)
+    def from_corpus(cls, corpus: Corpus, *, stc3: bool = True) -> TurnTable:
+        """The table of ``corpus``; with ``stc3`` (STC-3 subtasks), every sender must be customer or helpdesk."""
+        corpus = check_stc3(corpus) if stc3 else check_corpus(corpus)
         n_turns = np.array([len(d.turns) for d in corpus.dialogues], dtype=np.int64)
         texts = [t.text for d in corpus.dialogues for t in d.turns]
         is_c = np.array([t.sender == CUSTOMER for d in corpus.dialogues for t in d.turns], dtype=bool)
         dlg = np.repeat(np.arange(len(n_turns)), n_turns)
         start = np.concatenate([[0], np.cumsum(n_turns)]).astype(np.int64)
         pos = np.arange(len(texts)) - start[dlg]
-        return cls(corpus.ids(), texts, is_c, dlg, pos, n_turns, start, corpus.source)
+        senders = tuple(t.sender for d in corpus.dialogues for t in d.turns)
+        return cls(corpus.ids(), texts, is_c, dlg, pos, n_turns, start, corpus.source, senders)
 
     @property
     def n_dialogues(self) -> int:
@@ -101,7 +116,8 @@ class TurnTable:
         start = np.concatenate([[0], np.cumsum(n_turns)]).astype(np.int64)
         dlg = np.repeat(np.arange(len(rows)), n_turns)
         return TurnTable([self.ids[r] for r in rows.tolist()], [self.texts[t] for t in turns.tolist()],
-                         self.is_customer[turns], dlg, self.position[turns], n_turns, start, self.source)
+                         self.is_customer[turns], dlg, self.position[turns], n_turns, start, self.source,
+                         tuple(self.senders[t] for t in turns.tolist()) if self.senders else ())
 
 
 @dataclass
@@ -115,6 +131,8 @@ class Predicted:
     quality: dict[str, np.ndarray] | None = None
     customer: np.ndarray | None = None
     helpdesk: np.ndarray | None = None
+    turns: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+    """Turn-level scales of other corpora: ``{scale: (flat turn rows, distributions)}``."""
 
     @property
     def subtasks(self) -> tuple[str, ...]:
@@ -130,6 +148,8 @@ class Predicted:
         if self.customer is not None or self.helpdesk is not None:
             shapes["customer"] = (self.customer, (int(table.is_customer.sum()), len(NUGGET_TYPES[CUSTOMER])))
             shapes["helpdesk"] = (self.helpdesk, (int((~table.is_customer).sum()), len(NUGGET_TYPES[HELPDESK])))
+        for name, (rows, a) in (self.turns or {}).items():
+            shapes[name] = (a, (len(rows), np.shape(a)[1] if np.ndim(a) == 2 else -1))
         for name, (a, shape) in shapes.items():
             if a is None or np.shape(a) != shape:
                 raise DialevalError(f"prediction {name} has shape {None if a is None else np.shape(a)}; "
@@ -141,7 +161,7 @@ class Predicted:
     def select(self, subtasks: tuple[str, ...]) -> Predicted:
         return Predicted(self.quality if "quality" in subtasks else None,
                          self.customer if "nugget" in subtasks else None,
-                         self.helpdesk if "nugget" in subtasks else None)
+                         self.helpdesk if "nugget" in subtasks else None, self.turns)
 
     def to_records(self, table: TurnTable, digits: int = 6) -> list[dict]:
         """The prediction as a submission file's records (FORMATS.md §1), probabilities rounded.

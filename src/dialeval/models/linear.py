@@ -43,6 +43,7 @@ from dialeval.models.base import Estimator, normalise_rows, register
 from dialeval.models.baselines import check_param
 from dialeval.models.data import CUSTOMER, HELPDESK, Predicted, TurnTable
 from dialeval.models.features import position_features
+from dialeval.models.turndata import TurnArrays
 
 
 class _Sparse:
@@ -70,14 +71,22 @@ class _Tfidf:
     """A TF-IDF vectoriser kept as arrays: ``terms`` (n-gram of each column) and ``idf``."""
 
     def __init__(self, analyzer: str, ngram_max: int, terms: np.ndarray, idf: np.ndarray) -> None:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
         self.analyzer, self.ngram_max = analyzer, ngram_max
         self.terms, self.idf = terms, np.asarray(idf, dtype=np.float64)
-        self.vec = TfidfVectorizer(analyzer=analyzer, ngram_range=(1, ngram_max), sublinear_tf=True,
-                                   vocabulary={t: i for i, t in enumerate(terms.tolist())}, dtype=np.float64)
-        if len(terms):
-            self.vec.idf_ = self.idf
+        self._vec = None
+
+    @property
+    def vec(self):
+        """scikit-learn's vectoriser, built on first use (loading a model does not import scikit-learn)."""
+        if self._vec is None:
+            from sklearn.feature_extraction.text import TfidfVectorizer
+
+            self._vec = TfidfVectorizer(analyzer=self.analyzer, ngram_range=(1, self.ngram_max), sublinear_tf=True,
+                                        vocabulary={t: i for i, t in enumerate(self.terms.tolist())},
+                                        dtype=np.float64)
+            if len(self.terms):
+                self._vec.idf_ = self.idf
+        return self._vec
 
     @classmethod
     def fit(cls, texts: list[str], analyzer: str, ngram_max: int, max_features: int
@@ -191,6 +200,13 @@ def dialogue_aggregates(table: TurnTable) -> np.ndarray:
     return np.column_stack([mean, last, np.log1p(n_c), np.log1p(n - n_c), np.log1p(chars)])
 
 
+def _dense_turn_features(table: TurnTable, senders: tuple[str, ...]) -> np.ndarray:
+    """Position features and a one-hot of the sender over ``senders`` (the training corpus's)."""
+    who = np.asarray(table.senders, dtype=object)
+    onehot = np.column_stack([who == s for s in senders]).astype(np.float64) if senders else np.zeros((len(who), 0))
+    return np.column_stack([position_features(table).astype(np.float64), onehot])
+
+
 @register
 class Linear(Estimator):
     """TF-IDF character n-grams + position features → logistic regression on the annotators' distributions.
@@ -299,6 +315,42 @@ class Linear(Estimator):
             out.helpdesk = self.heads[HELPDESK].predict(X[np.flatnonzero(~table.is_customer)])
         return out
 
+    # -- turn-level scales of other corpora ------------------------------------------------------
+    def _causal_features(self, table: TurnTable, M: sp.csr_matrix | None = None) -> sp.csr_matrix:
+        """Turn rows: TF-IDF of the turn, of the previous turn (x ``context_weight``) and of the one before
+        (x half of it), position features and the sender (one-hot over the training senders). Nothing from
+        later turns: a turn is judged from what was said up to it."""
+        if M is None:
+            M = self.turn_vec.transform(table.texts)
+        w = self.params["context_weight"]
+        blocks = [M]
+        if w > 0:
+            n = len(table.texts)
+            padded = sp.vstack([M, sp.csr_matrix((1, M.shape[1]))], format="csr")
+            t = np.arange(n)
+            prev1 = np.where(table.position >= 1, t - 1, n)
+            prev2 = np.where(table.position >= 2, t - 2, n)
+            blocks += [w * padded[prev1], (w / 2) * padded[prev2]]
+        blocks.append(self.turn_scaler(_dense_turn_features(table, self.senders)))
+        return sp.hstack(blocks, format="csr")
+
+    def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
+        p = self.params
+        self.heads = {}
+        self.senders = tuple(sorted(set(table.senders)))
+        with _progress.bar("linear: fitting", 1 + len(y), progress=self.progress) as bar:
+            self.turn_vec, M = _Tfidf.fit(table.texts, p["analyzer"], p["ngram_max"], p["max_features"])
+            self.turn_scaler = _Scaler.fit(_dense_turn_features(table, self.senders))
+            X = self._causal_features(table, M)
+            bar.advance()
+            for name, (rows, probs) in y.items():
+                self.heads[f"turn/{name}"] = _SoftLR.fit(X[rows], probs, p["C"], p["max_iter"], self.seed)
+                bar.advance()
+
+    def _predict_turns(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        X = self._causal_features(table)
+        return {n: self.heads[f"turn/{n}"].predict(X[r]) for n, r in rows.items()}
+
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
         arrays: dict[str, np.ndarray] = {}
         for name, vec in (("turn", self.turn_vec), ("dialogue", self.dlg_vec)):
@@ -309,7 +361,7 @@ class Linear(Estimator):
                 arrays |= {f"{name}_mean": sc.mean, f"{name}_std": sc.std}
         for name, head in self.heads.items():
             arrays |= {f"{name}_W": head.W, f"{name}_b": head.b}
-        return {"heads": sorted(self.heads)}, arrays
+        return {"heads": sorted(self.heads), "senders": list(getattr(self, "senders", ()))}, arrays
 
     def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:
         p = self.params
@@ -323,4 +375,5 @@ class Linear(Estimator):
         self.turn_scaler, self.dlg_scaler = scalers["turn"], scalers["dialogue"]
         self.heads = {name: _SoftLR(arrays[f"{name}_W"], np.asarray(arrays[f"{name}_b"], dtype=np.float64))
                       for name in config.get("heads", [])}
+        self.senders = tuple(config.get("senders", ()))
 

@@ -32,6 +32,7 @@ from dialeval.models import encoders
 from dialeval.models.base import Estimator, normalise_rows, register
 from dialeval.models.data import Predicted, TurnTable
 from dialeval.models.features import POSITION_FEATURES, position_features
+from dialeval.models.turndata import TurnArrays
 from dialeval.threads import default_threads
 
 _N_CUST, _N_HELP, _N_LEVELS = 4, 3, 5
@@ -47,6 +48,11 @@ def _check_params(p: dict) -> None:
             raise DialevalError(f"neural: {k} = {p[k]!r} is not allowed; allowed are numbers >= 0")
     if p["dropout"] >= 1:
         raise DialevalError(f"neural: dropout = {p['dropout']!r} is not allowed; allowed are 0 <= dropout < 1")
+    w, C = p["stack_linear"], p["stack_linear_C"]
+    if isinstance(w, bool) or not isinstance(w, int | float) or not 0 <= w < 1:
+        raise DialevalError(f"neural: stack_linear = {w!r} is not allowed; allowed are numbers 0 <= w < 1")
+    if isinstance(C, bool) or not isinstance(C, int | float) or not 0 < C < 1e6:
+        raise DialevalError(f"neural: stack_linear_C = {C!r} is not allowed; allowed are numbers > 0")
 
 
 def _padded(table: TurnTable, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -134,6 +140,19 @@ def _pool_numpy(ctx: np.ndarray, mask: np.ndarray, lengths: np.ndarray) -> np.nd
     return np.concatenate([mean, mx, last], axis=-1)
 
 
+def _contextualise(net, X, mask, lengths):
+    """A network's turn projection (``proj → GELU → dropout``, padding zeroed), its GRU states over the
+    dialogue's real turns, and the float mask ``(n, T, 1)``."""
+    from torch import nn
+
+    m = mask.unsqueeze(-1).to(X.dtype)
+    proj = net.drop(nn.functional.gelu(net.proj(X))) * m
+    packed = nn.utils.rnn.pack_padded_sequence(proj, lengths, batch_first=True, enforce_sorted=False)
+    ctx, _ = net.gru(packed)
+    ctx, _ = nn.utils.rnn.pad_packed_sequence(ctx, batch_first=True, total_length=X.shape[1])
+    return proj, ctx, m
+
+
 def _build_net(d_in: int, hidden: int, dropout: float):
     import torch
     from torch import nn
@@ -150,11 +169,7 @@ def _build_net(d_in: int, hidden: int, dropout: float):
             self.qual_out = nn.Linear(hidden, len(QUALITY_KEYS) * _N_LEVELS)
 
         def forward(self, X, mask, lengths):
-            m = mask.unsqueeze(-1).to(X.dtype)
-            proj = self.drop(nn.functional.gelu(self.proj(X))) * m
-            packed = nn.utils.rnn.pack_padded_sequence(proj, lengths, batch_first=True, enforce_sorted=False)
-            ctx, _ = self.gru(packed)
-            ctx, _ = nn.utils.rnn.pad_packed_sequence(ctx, batch_first=True, total_length=X.shape[1])
+            proj, ctx, m = _contextualise(self, X, mask, lengths)
             ctx = ctx * m
             turn = self.drop(torch.cat([ctx, proj], dim=-1))
             mean = ctx.sum(1) / lengths.clamp(min=1).unsqueeze(-1).to(X.dtype)
@@ -175,6 +190,8 @@ class Neural(Estimator):
     Parameters (keyword, all optional): ``hidden`` (GRU units per direction), ``dropout``, ``epochs``,
     ``batch_size`` (dialogues), ``lr``, ``weight_decay``, ``ordinal_weight`` (weight of the cumulative
     squared loss of the quality heads), ``ensemble`` (members trained with seeds ``seed, seed+1, ...``).
+    Turn-level scales of other corpora only: ``stack_linear`` (weight in [0, 1) of a ``linear`` model with
+    ``C = stack_linear_C`` averaged with the network's probabilities; 0: none).
 
     Examples
     --------
@@ -186,7 +203,8 @@ class Neural(Estimator):
     kind = "neural"
     description = "BiGRU over USE v3 turn embeddings + position features, soft-label and ordinal losses"
     defaults: ClassVar[dict] = {"hidden": 128, "dropout": 0.3, "epochs": 25, "batch_size": 32, "lr": 2e-3,
-                                "weight_decay": 1e-2, "ordinal_weight": 1.0, "ensemble": 4}
+                                "weight_decay": 1e-2, "ordinal_weight": 1.0, "ensemble": 4, "stack_linear": 0.0,
+                                "stack_linear_C": 0.1}
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -260,12 +278,80 @@ class Neural(Estimator):
             pred.helpdesk = normalise_rows(acc["turn_h"][table.dialogue[~c], table.position[~c]])
         return pred
 
+    # -- turn-level scales of other corpora ------------------------------------------------------
+    def _turn_features(self, table: TurnTable, *, fit: bool = False) -> np.ndarray:
+        """USE embedding, standardised position features and the sender (one-hot over the training senders)."""
+        if fit:
+            self.senders = tuple(sorted(set(table.senders)))
+        who = np.asarray(table.senders, dtype=object)
+        onehot = np.column_stack([who == s for s in self.senders]).astype(np.float32)
+        base = self._features(table, fit=fit)
+        return np.concatenate([base, onehot, context_similarities(table, base[:, :encoders.DIM])], axis=1)
+
+    def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
+        p = self.params
+        X, mask = _padded(table, self._turn_features(table, fit=True))
+        data = {"X": X, "mask": mask, "len": mask.sum(1).astype(np.int64)}
+        heads = []
+        for name, (rows, probs) in y.items():
+            Y = np.zeros((*mask.shape, probs.shape[1]), dtype=np.float32)
+            m = np.zeros(mask.shape, dtype=bool)
+            Y[table.dialogue[rows], table.position[rows]] = probs
+            m[table.dialogue[rows], table.position[rows]] = True
+            data[f"Y/{name}"], data[f"m/{name}"] = Y, m
+            heads.append((name, probs.shape[1], self.scales_kind.get(name, "nominal") == "ordinal"))
+        seeds = [self.seed + m for m in range(p["ensemble"])]
+        with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, "
+                           f"{table.n_dialogues} dialogues)", len(seeds) * p["epochs"], progress=self.progress) as bar:
+            self.members = [train_turn_member(data, p, s, heads, bar.advance) for s in seeds]
+        self.stacked = None
+        if p["stack_linear"] > 0:
+            from dialeval.models.linear import Linear
+
+            self.stacked = Linear(seed=self.seed, progress=False, C=p["stack_linear_C"])
+            self.stacked._fit_turns(table, y)
+
+    def _predict_turns(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        feats = self._turn_features(table)
+        flat = {n: np.zeros((len(table.texts), len(s.levels))) for n, s in self.scales.items() if n in rows}
+        order = np.argsort(table.n_turns, kind="stable")  # chunks of dialogues of similar length: little padding
+        for c in range(0, len(order), 128):
+            dlg = order[c:c + 128]
+            turns = np.concatenate([np.arange(table.start[i], table.start[i + 1]) for i in dlg.tolist()])
+            X, mask = _padded(table.take(dlg), feats[turns])
+            X = X.astype(np.float64)
+            for w in self.members:
+                for name, probs in forward_turns_numpy(w, X, mask, list(flat)).items():
+                    flat[name][turns] += probs[mask] / len(self.members)
+        out = {n: flat[n][r] for n, r in rows.items()}
+        if getattr(self, "stacked", None) is not None:
+            w = self.params["stack_linear"]
+            lin = self.stacked._predict_turns(table, rows)
+            out = {n: (1 - w) * out[n] + w * lin[n] for n in out}
+        return {n: normalise_rows(v) if len(v) else v for n, v in out.items()}
+
+    @property
+    def scales_kind(self) -> dict[str, str]:
+        return {n: s.kind for n, s in self.scales.items()} or getattr(self, "_fitting_kinds", {})
+
+    def fit(self, corpus):
+        from dialeval.models.turndata import turn_scales_of
+
+        self._fitting_kinds = {n: s.kind for n, s in turn_scales_of(corpus).items()}
+        return super().fit(corpus)
+
     # -- state ------------------------------------------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
         arrays = {"feat_mean": self.feat_mean, "feat_std": self.feat_std}
         for i, w in enumerate(self.members):
             arrays.update({f"m{i}/{k}": v.astype(np.float16) for k, v in w.items()})
         config = {"members": len(self.members), "encoder": encoders.ENCODER, "features": list(POSITION_FEATURES)}
+        if self.scales:
+            config["senders"] = list(self.senders)
+        if getattr(self, "stacked", None) is not None:
+            lin_config, lin_arrays = self.stacked._state()
+            config["stacked_linear"] = lin_config
+            arrays.update({f"linear/{k}": v for k, v in lin_arrays.items()})
         return config, arrays
 
     def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:
@@ -274,7 +360,16 @@ class Neural(Estimator):
                                 f"features {config.get('features')}; this dialeval has {encoders.ENCODER!r} and "
                                 f"{list(POSITION_FEATURES)}")
         self.feat_mean, self.feat_std = arrays["feat_mean"], arrays["feat_std"]
+        self.senders = tuple(config.get("senders", ()))
+        self.stacked = None
+        if "stacked_linear" in config:
+            from dialeval.models.linear import Linear
+
+            self.stacked = Linear(seed=self.seed, progress=False, C=self.params["stack_linear_C"])
+            self.stacked._set_state(config["stacked_linear"], {k[len("linear/"):]: v for k, v in arrays.items()
+                                                               if k.startswith("linear/")})
         self.members = []
+        arrays = {k: v for k, v in arrays.items() if not k.startswith("linear/")}
         for i in range(int(config["members"])):
             pre = f"m{i}/"
             self.members.append({k[len(pre):]: v.astype(np.float64) for k, v in arrays.items() if k.startswith(pre)})
@@ -296,25 +391,63 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, has_q: bool, h
     torch.manual_seed(seed)
     gen = np.random.default_rng(seed)
     net = _build_net(t["X"].shape[2], p["hidden"], p["dropout"])
+
+    def batch_loss(idx, T: int, lens):
+        q, c, h = net(t["X"][idx, :T], t["mask"][idx, :T], lens)
+        loss = torch.zeros(())
+        if has_q:
+            loss = loss + _quality_loss(q, t["Yq"][idx], p["ordinal_weight"])
+        if has_n:
+            loss = loss + _soft_ce(c, t["Yc"][idx, :T], t["mc"][idx, :T]) \
+                + _soft_ce(h, t["Yh"][idx, :T], t["mh"][idx, :T])
+        return loss
+
+    _optimise(net, t, p, gen, batch_loss, advance)
+    # kept at float16 precision, as saved: a loaded model predicts exactly what the trained one did
+    return {k: v.detach().numpy().astype(np.float16).astype(np.float64) for k, v in net.state_dict().items()}
+
+
+SIMILARITY_FEATURES = ("sim_previous", "sim_same_sender_max", "repeats_same_sender")
+
+
+def context_similarities(table: TurnTable, emb: np.ndarray) -> np.ndarray:
+    """Per turn: cosine with the previous turn's embedding, the largest cosine with an earlier turn of the
+    same sender, and 1 when its text repeats an earlier turn of the same sender word for word (0 where
+    there is no such turn). Relevance to what was just said and repetition: what breakdowns look like."""
+    out = np.zeros((len(table.texts), len(SIMILARITY_FEATURES)), dtype=np.float32)
+    who = np.asarray(table.senders, dtype=object)
+    for i in range(table.n_dialogues):
+        a, b = int(table.start[i]), int(table.start[i + 1])
+        E = emb[a:b].astype(np.float64)
+        S = E @ E.T
+        for k in range(1, b - a):
+            out[a + k, 0] = S[k, k - 1]
+            same = np.flatnonzero(who[a:a + k] == who[a + k])
+            if len(same):
+                out[a + k, 1] = S[k, same].max()
+                out[a + k, 2] = float(any(table.texts[a + j].strip() == table.texts[a + k].strip() for j in same))
+    return out
+
+
+def _optimise(net, t: dict, p: dict, gen: np.random.Generator, batch_loss: Callable,
+              advance: Callable[[int], object] | None) -> None:
+    """AdamW with a one-cycle schedule over ``p["epochs"]`` shuffled epochs of ``p["batch_size"]`` dialogues;
+    ``batch_loss(idx, T, lengths)`` is the loss of the dialogues ``idx`` cut to ``T`` turns. Leaves ``net`` in
+    evaluation mode."""
+    import torch
+
     opt = torch.optim.AdamW(net.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
     n = len(t["X"])
-    batches_per_epoch = (n + p["batch_size"] - 1) // p["batch_size"]
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=p["lr"], total_steps=p["epochs"] * batches_per_epoch,
+    per_epoch = (n + p["batch_size"] - 1) // p["batch_size"]
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=p["lr"], total_steps=p["epochs"] * per_epoch,
                                                 pct_start=0.2)
     net.train()
     for _ in range(p["epochs"]):
         order = gen.permutation(n)
-        for b in range(batches_per_epoch):
+        for b in range(per_epoch):
             idx = torch.from_numpy(order[b * p["batch_size"]:(b + 1) * p["batch_size"]])
             lens = t["len"][idx]
-            T = int(lens.max())
-            q, c, h = net(t["X"][idx, :T], t["mask"][idx, :T], lens)
-            loss = torch.zeros(())
-            if has_q:
-                loss = loss + _quality_loss(q, t["Yq"][idx], p["ordinal_weight"])
-            if has_n:
-                loss = loss + _soft_ce(c, t["Yc"][idx, :T], t["mc"][idx, :T]) \
-                    + _soft_ce(h, t["Yh"][idx, :T], t["mh"][idx, :T])
+            loss = batch_loss(idx, int(lens.max()), lens)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
@@ -323,8 +456,75 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, has_q: bool, h
         if advance is not None:
             advance(1)
     net.eval()
-    # kept at float16 precision, as saved: a loaded model predicts exactly what the trained one did
-    return {k: v.detach().numpy().astype(np.float16).astype(np.float64) for k, v in net.state_dict().items()}
+
+
+def _build_turn_net(d_in: int, hidden: int, dropout: float, heads: list[tuple[str, int, bool]]):
+    """A causal network: turn projection, a forward GRU over the turns so far, one linear head per scale."""
+    import torch
+    from torch import nn
+
+    class TurnNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = nn.Linear(d_in, hidden)
+            self.drop = nn.Dropout(dropout)
+            self.gru = nn.GRU(hidden, hidden, batch_first=True)
+            self.heads = nn.ModuleList([nn.Linear(2 * hidden, L) for _, L, _ in heads])
+
+        def forward(self, X, mask, lengths):
+            proj, ctx, m = _contextualise(self, X, mask, lengths)
+            turn = self.drop(torch.cat([ctx * m, proj], dim=-1))
+            return [h(turn) for h in self.heads]
+
+    return TurnNet()
+
+
+def train_turn_member(data: dict[str, np.ndarray], p: dict, seed: int, heads: list[tuple[str, int, bool]],
+                      advance: Callable[[int], object] | None = None) -> dict[str, np.ndarray]:
+    """Train one member of the turn-scale network (one torch thread, seeded); weights at float16 precision.
+
+    Loss per scale: soft cross-entropy on the labelled turns, plus ``ordinal_weight`` x the squared distance
+    of the cumulative distributions for an ordinal scale. The weights are named ``head.<scale>.weight``.
+    """
+    import torch
+
+    torch.set_num_threads(1)
+    t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in data.items()}
+    torch.manual_seed(seed)
+    gen = np.random.default_rng(seed)
+    net = _build_turn_net(t["X"].shape[2], p["hidden"], p["dropout"], heads)
+
+    def batch_loss(idx, T: int, lens):
+        outs = net(t["X"][idx, :T], t["mask"][idx, :T], lens)
+        loss = torch.zeros(())
+        for (name, _, ordinal), logits in zip(heads, outs, strict=True):
+            Y, m = t[f"Y/{name}"][idx, :T], t[f"m/{name}"][idx, :T]
+            loss = loss + _soft_ce(logits, Y, m)
+            if ordinal and p["ordinal_weight"] > 0:
+                cdf = torch.cumsum(torch.softmax(logits, -1), -1) - torch.cumsum(Y, -1)
+                mf = m.to(cdf.dtype)
+                loss = loss + p["ordinal_weight"] * ((cdf ** 2).sum(-1) * mf).sum() / mf.sum().clamp(min=1)
+        return loss
+
+    _optimise(net, t, p, gen, batch_loss, advance)
+    names = [h[0] for h in heads]
+    out = {}
+    for k, v in net.state_dict().items():
+        if k.startswith("heads."):
+            i, rest = k[len("heads."):].split(".", 1)
+            k = f"head.{names[int(i)]}.{rest}"
+        out[k] = v.detach().numpy().astype(np.float16).astype(np.float64)
+    return out
+
+
+def forward_turns_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray, names: list[str]
+                        ) -> dict[str, np.ndarray]:
+    """One member of the turn-scale network in numpy: ``{scale: (n, T, L) probabilities}``."""
+    proj = np.zeros((*X.shape[:2], w["proj.weight"].shape[0]), dtype=X.dtype)
+    proj[mask] = _gelu(_dense(X[mask], w["proj.weight"], w["proj.bias"]))
+    ctx = _gru_numpy(proj, w["gru.weight_ih_l0"], w["gru.weight_hh_l0"], w["gru.bias_ih_l0"], w["gru.bias_hh_l0"])
+    turn = np.concatenate([ctx * mask[..., None], proj], axis=-1)
+    return {n: _softmax(_dense(turn, w[f"head.{n}.weight"], w[f"head.{n}.bias"])) for n in names}
 
 
 def _train_in_processes(data: dict[str, np.ndarray], p: dict, seeds: list[int], has_q: bool, has_n: bool,

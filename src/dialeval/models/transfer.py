@@ -1,0 +1,166 @@
+"""Predicting the turn-level scales of a corpus with a model of turn-level scales, and turn scores.
+
+A model knows the scales it was trained on (:attr:`Estimator.scales <dialeval.models.base.Estimator.scales>`).
+On a corpus it predicts:
+
+- each of the corpus's turn-level scales the model knows (e.g. DBDC's ``breakdown``);
+- each other turn-level scale of a task *compatible* with one the model knows (:func:`dialeval.tasks.transfer_map`:
+  WOCHAT's ``validity``, ConTurE's ``overall impression``), its levels mapped from good to bad;
+- the model's own scales when the corpus declares no turn-level scale (e.g. DSTC9, or unlabelled dialogues).
+
+A corpus whose turn-level scales are all unknown and incompatible is an error naming them. The *turn score*
+(:func:`turn_scores`) is the expected value of the distribution on the task's 0 .. L-1 scale (worst .. best),
+ConTurE's 0/1/2 for a three-level scale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dialeval.corpus import Corpus
+from dialeval.errors import DialevalError
+from dialeval.models.base import Estimator
+from dialeval.models.data import TurnTable
+from dialeval.models.turndata import TurnScale, turn_records
+from dialeval.tasks import transfer_map, turn_score_values
+
+
+def _known(est: Estimator) -> str:
+    if not est.scales:
+        return "STC-3's dialogue quality (A, S, E) and nugget types"
+    return ", ".join(f"{n} ({', '.join(s.levels)})" for n, s in est.scales.items())
+
+
+def plan(corpus: Corpus, est: Estimator) -> dict[str, tuple[str, dict[str, str] | None]]:
+    """``{corpus scale: (model scale, level map or None)}``: what the model predicts on ``corpus``.
+
+    Raises
+    ------
+    DialevalError
+        When the corpus has turn-level scales and the model knows none of them, nor a compatible one.
+    """
+    wanted = [s for s in corpus.scales.values() if s.level == "turn"]
+    if not wanted:
+        if not est.scales:
+            raise DialevalError(f"this {est.kind} model predicts {_known(est)}, and the corpus has no such scale "
+                                "(it is not an STC-3 corpus)", file=corpus.source)
+        return {n: (n, None) for n in est.scales}
+    out: dict[str, tuple[str, dict[str, str] | None]] = {}
+    for s in wanted:
+        if s.name in est.scales and est.scales[s.name].levels == s.levels:
+            out[s.name] = (s.name, None)
+            continue
+        for n in est.scales:
+            m = transfer_map(n, s.name, s.levels)
+            if m is not None:
+                out[s.name] = (n, m)
+                break
+    if not out:
+        names = ", ".join(f"{s.name!r} ({', '.join(s.levels)})" for s in wanted)
+        raise DialevalError(f"the corpus's turn-level scale(s) {names}: this {est.kind} model knows none of them "
+                            f"nor a compatible one; it predicts {_known(est)}", file=corpus.source)
+    return out
+
+
+def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = None) -> list[dict]:
+    """The model's distributions on the corpus's turn-level scales (see the module), as a turn-layout run.
+
+    Every dialogue of ``corpus`` is in the run, in order; each predicted turn has the distribution of each
+    scale and its hard label (``"labels"``: the most probable level).
+    """
+    if not est.scales:
+        plan(corpus, est)  # an STC-3 model on another corpus: the error naming the scales
+    what = plan(corpus, est)
+    table = TurnTable.from_corpus(corpus, stc3=False)
+    saved = est.progress
+    if progress is not None:
+        est.progress = progress
+    try:
+        pred = est.predict(table)
+    finally:
+        est.progress = saved
+    turns, scales = {}, {}
+    for target, (source, mapping) in what.items():
+        rows, probs = pred.turns[source]
+        src = est.scales[source]
+        if mapping is None:
+            turns[target], scales[target] = (rows, probs), src
+            continue
+        levels = corpus.scales[target].levels
+        back = {v: k for k, v in mapping.items()}
+        cols = [src.levels.index(back[lv]) for lv in levels]
+        turns[target] = (rows, probs[:, cols])
+        scales[target] = TurnScale(target, levels, corpus.scales[target].kind, src.senders)
+    if not any(len(r) for r, _ in turns.values()):
+        senders = sorted({s for sc in est.scales.values() for s in sc.senders})
+        raise DialevalError(f"the model predicts turns of sender(s) {', '.join(senders)}; the corpus has none "
+                            f"(its senders: {', '.join(sorted(set(table.senders)))})", file=corpus.source)
+    return turn_records(table, turns, scales)
+
+
+def turn_scores(records: list[dict]) -> list[dict]:
+    """``[{"id", "turns": [{"turn", "score"}]}]``: the expected turn score of each predicted turn.
+
+    The score is the expected value of the first scale of the turn whose task orders its levels from good
+    to bad (0 = worst .. L-1 = best; ConTurE's 0/1/2). The layout ``dialeval correlate --scores`` reads.
+
+    Examples
+    --------
+    >>> turn_scores([{"id": "d", "turns": [{"turn": 1, "breakdown": {"O": 0.5, "T": 0.5, "X": 0.0}}]}])
+    [{'id': 'd', 'turns': [{'turn': 1, 'score': 1.5}]}]
+    """
+    out = []
+    for rec in records:
+        turns = []
+        for t in rec.get("turns", []):
+            for name, dist in t.items():
+                if not isinstance(dist, dict) or name == "labels":
+                    continue
+                values = turn_score_values(name, tuple(dist))
+                if values is not None:
+                    p = np.array(list(dist.values()), dtype=np.float64)
+                    turns.append({"turn": t["turn"], "score": round(float(p @ values / p.sum()), 6)})
+                    break
+        out.append({"id": rec["id"], "turns": turns})
+    return out
+
+
+def write_dbdc_labels(records: list[dict], folder: str, scale: str = "breakdown") -> list[str]:
+    """Write DBDC3's submission layout: ``<folder>/<dialogue-id>.labels.json`` per dialogue.
+
+    Each ``{"dialogue-id", "turns": [{"turn-index", "labels": [{"breakdown", "prob-O", "prob-T", "prob-X"}]}]}``
+    with the hard label of the run. Returns the files written.
+    """
+    import json
+    from pathlib import Path
+
+    from dialeval.io.atomic import write_text
+    from dialeval.io.dbdc import BREAKDOWN_LEVELS
+
+    out = Path(folder)
+    if out.exists() and not out.is_dir():
+        raise DialevalError(f"{out} exists and is not a folder; --to dbdc writes a folder of *.labels.json")
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for rec in records:
+        turns = []
+        for t in rec.get("turns", []):
+            dist = t.get(scale)
+            if not isinstance(dist, dict):
+                continue
+            if tuple(dist) != BREAKDOWN_LEVELS:
+                raise DialevalError(f"--to dbdc needs the O, T, X scale {scale!r}; the run has levels "
+                                    + ", ".join(dist))
+            label = {scale: t.get("labels", {}).get(scale) or max(dist, key=dist.get)}
+            label |= {f"prob-{lv}": dist[lv] for lv in BREAKDOWN_LEVELS}
+            turns.append({"turn-index": t["turn"], "labels": [label]})
+        if not turns:
+            continue
+        name = str(rec["id"]).replace("/", "_")
+        path = out / f"{name}.labels.json"
+        write_text(path, json.dumps({"dialogue-id": rec["id"], "turns": turns}, ensure_ascii=False,
+                                    allow_nan=False, indent=1) + "\n")
+        written.append(str(path))
+    if not written:
+        raise DialevalError(f"the run predicts no turn on scale {scale!r}; nothing to write with --to dbdc")
+    return written

@@ -1,0 +1,41 @@
+"""The task registry: one declaration per task, read by the scorers, the models and the CLI."""
+
+from __future__ import annotations
+
+import pytest
+
+from dialeval import scoring, tasks, turnscoring
+from dialeval.errors import DialevalError
+from dialeval.io.conture import impression_scale
+from dialeval.io.dbdc import breakdown_scale
+from dialeval.io.stc3 import NUGGET_SCALE, QUALITY_KEYS
+from dialeval.io.wochat import validity_scale
+
+
+def test_the_five_tasks_are_declared():
+    assert set(tasks.TASKS) == {"stc3-dq", "stc3-nd", "dbdc-breakdown", "wochat-validity", "conture-impression"}
+    assert tasks.TASKS["stc3-dq"].scales == QUALITY_KEYS
+    assert set(tasks.TASKS["stc3-nd"].scales) == set(NUGGET_SCALE.values())
+    assert tasks.TASKS["stc3-nd"].sender_weights == ("customer", "helpdesk")
+    with pytest.raises(DialevalError, match="allowed are stc3-dq"):
+        tasks.get("nope")
+
+
+def test_scorers_read_the_registry():
+    assert scoring.TASKS == {"quality": ("nmd", "rsnod"), "nugget": ("jsd", "rnss")}
+    for scale in (breakdown_scale(), validity_scale(), impression_scale()):
+        assert turnscoring.measures_of(scale) == ("jsd", "mse", "nmd", "rsnod")
+
+
+def test_levels_of_compatible_tasks_map_from_good_to_bad():
+    assert tasks.transfer_map("breakdown", "validity", validity_scale().levels) == {
+        "O": "VALID", "T": "ACCEPTABLE", "X": "INVALID"}
+    assert tasks.transfer_map("breakdown", "breakdown", ("O", "T", "X")) is None
+    assert tasks.transfer_map("breakdown", "A", ("2", "1", "0", "-1", "-2")) is None
+    assert tasks.turn_score_values("breakdown", ("O", "T", "X")) == (2.0, 1.0, 0.0)
+    assert tasks.turn_score_values("overall impression", ("0", "1", "2")) == (0.0, 1.0, 2.0)
+
+
+def test_scoring_path_of_each_format():
+    assert tasks.scored_by_subtasks("stc3")
+    assert not any(tasks.scored_by_subtasks(f) for f in ("dbdc", "wochat", "conture", "dstc9"))

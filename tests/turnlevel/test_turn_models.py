@@ -1,0 +1,188 @@
+"""Models of turn-level scales (DBDC breakdown, WOCHAT validity, ConTurE impression) on small real samples.
+
+Samples: a few DBDC3 English dev dialogues copied to a temporary folder, and the same dialogues written as
+WOCHAT XML (O, T, X -> VALID, ACCEPTABLE, INVALID) by dialeval's own writer.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dialeval
+from dialeval.cli.main import run
+from dialeval.errors import DialevalError
+from dialeval.models import predict, train
+from dialeval.models.base import Estimator
+from dialeval.models.cv import cross_validate, fold_of
+from dialeval.models.transfer import turn_scores
+from dialeval.turnscoring import score_turns
+
+SMALL_NEURAL = {"hidden": 16, "epochs": 2, "ensemble": 1, "batch_size": 4}
+
+
+@pytest.fixture(scope="module")
+def dbdc_sample(shared_data, tmp_path_factory) -> Path:
+    """12 dialogues of DBDC3 English dev (6 IRIS, 6 CIC) in a temporary folder."""
+    out = tmp_path_factory.mktemp("dbdc") / "sample"
+    for folder in ("IRIS_100", "CIC_115"):
+        src = shared_data("dbdc3", "en", "dev", folder)
+        (out / folder).mkdir(parents=True)
+        for f in sorted(src.glob("*.log.json"))[:6]:
+            shutil.copy(f, out / folder / f.name)
+    return out
+
+
+@pytest.fixture(scope="module")
+def wochat_sample(dbdc_sample, tmp_path_factory) -> Path:
+    from dialeval.io.wochat_writer import write_wochat
+
+    out = tmp_path_factory.mktemp("wochat") / "xml"
+    write_wochat(dialeval.read_corpus(dbdc_sample), out)
+    return out
+
+
+@pytest.fixture
+def tiny(tiny_gold):
+    return dialeval.read_corpus(tiny_gold)
+
+
+def _labelled_keys(corpus, scale):
+    return {(d.id, t) for d in corpus.dialogues for t, turn in enumerate(d.turns) if turn.labels.get(scale)}
+
+
+@pytest.mark.parametrize("kind,params", [("uniform", {}), ("prior", {}), ("position", {}),
+                                         ("linear", {"max_features": 2000}), ("neural", SMALL_NEURAL)])
+def test_dbdc_train_predict_is_scored(dbdc_sample, tmp_path, kind, params):
+    model = train(dbdc_sample, kind=kind, params=params, out=tmp_path / "m")
+    assert list(model.scales) == ["breakdown"] and model.scales["breakdown"].senders == ("system",)
+    records = predict(dbdc_sample, model=tmp_path / "m", out=tmp_path / "run.json")
+    gold = dialeval.read_corpus(dbdc_sample)
+    predicted = {(r["id"], t["turn"]) for r in records for t in r["turns"]}
+    assert _labelled_keys(gold, "breakdown") <= predicted
+    assert model.scales["breakdown"].first == 1 and not any(t == 0 for _, t in predicted)  # DBDC's opener
+    for r in records:
+        for t in r["turns"]:
+            p = t["breakdown"]
+            assert list(p) == ["O", "T", "X"] and abs(sum(p.values()) - 1) < 1e-5
+            assert t["labels"]["breakdown"] == max(p, key=p.get)
+    s = score_turns(tmp_path / "run.json", dbdc_sample).summary()
+    assert s["items"]["breakdown"]["scored"] == len(_labelled_keys(gold, "breakdown"))
+    assert 0 <= s["scales"]["breakdown"]["jsd"] < 0.2
+    again = predict(dbdc_sample, model=Estimator.load(tmp_path / "m"))
+    assert again == records  # a saved model predicts what the fitted one did
+
+
+def test_dbdc_prior_is_the_training_mean(dbdc_sample):
+    """Golden value from a closed form: the mean of the annotators' shares over the labelled turns."""
+    corpus = dialeval.read_corpus(dbdc_sample)
+    shares = []
+    for d in corpus.dialogues:
+        for t in d.turns:
+            labels = [x for x in t.labels.get("breakdown", []) if x is not None]
+            if labels:
+                shares.append([labels.count(lv) / len(labels) for lv in "OTX"])
+    records = predict(dbdc_sample, model=train(corpus, kind="prior"))
+    first = records[0]["turns"][0]["breakdown"]
+    np.testing.assert_allclose([first[lv] for lv in "OTX"], np.mean(shares, axis=0), atol=2e-6)
+
+
+def test_wochat_validity_train_predict(wochat_sample, tmp_path):
+    model = train(wochat_sample, kind="linear", params={"max_features": 2000})
+    assert "validity" in model.scales
+    records = predict(wochat_sample, model=model, out=tmp_path / "run.json")
+    assert all(list(t["validity"]) == ["VALID", "ACCEPTABLE", "INVALID"] for r in records for t in r["turns"])
+    s = score_turns(tmp_path / "run.json", wochat_sample).summary()
+    assert set(s["scales"]["validity"]) == {"jsd", "mse", "nmd", "rsnod"}
+
+
+def test_dbdc_model_transfers_to_wochat_and_conture(dbdc_sample, wochat_sample, tmp_path, shared_data):
+    model = train(dbdc_sample, kind="prior")
+    model.turn_means = {"breakdown": np.array([0.5, 0.3, 0.2])}  # a known distribution
+    rec = predict(wochat_sample, model=model)
+    t = rec[0]["turns"][0]
+    assert t["validity"] == {"VALID": 0.5, "ACCEPTABLE": 0.3, "INVALID": 0.2}
+    # ConTurE's 0/1/2 is worst .. best: O -> 2, T -> 1, X -> 0; the turn score is the expected value
+    conture = dialeval.read_corpus(shared_data("conture", "data.json"))
+    rec = predict(conture.subset(conture.ids()[:3]), model=model)
+    t = rec[0]["turns"][0]
+    assert t["overall impression"] == {"0": 0.2, "1": 0.3, "2": 0.5}
+    assert turn_scores(rec)[0]["turns"][0]["score"] == pytest.approx(0.5 * 2 + 0.3 * 1)
+
+
+def test_unknown_turn_scale_is_a_one_line_error(dbdc_sample, tiny):
+    model = train(dbdc_sample, kind="prior")
+    with pytest.raises(DialevalError) as e:
+        predict(tiny, model=model)
+    msg = str(e.value)
+    assert "\n" not in msg and "nugget_customer" in msg and "breakdown" in msg
+    stc3_model = train(tiny, kind="prior")
+    with pytest.raises(DialevalError) as e:
+        predict(dbdc_sample, model=stc3_model)
+    assert "\n" not in str(e.value) and "'breakdown'" in str(e.value)
+
+
+def test_cli_unknown_scale_error(dbdc_sample, tiny_gold, tmp_path, capsys):
+    assert run(["train", str(dbdc_sample), "--out", str(tmp_path / "m"), "--model", "prior"]) == 0
+    capsys.readouterr()
+    p = tmp_path / "stc3.json"
+    p.write_text(json.dumps(tiny_gold))
+    assert run(["predict", str(p), "--model", str(tmp_path / "m"), "--out", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and len(err.splitlines()) == 1 and "nugget_customer" in err
+
+
+def test_cli_to_dbdc_and_scores(dbdc_sample, tmp_path):
+    m = tmp_path / "m"
+    assert run(["train", str(dbdc_sample), "--out", str(m), "--model", "linear", "--param",
+                "max_features=2000"]) == 0
+    out = tmp_path / "labels"
+    assert run(["predict", str(dbdc_sample), "--model", str(m), "--out", str(out), "--to", "dbdc",
+                "--scores", str(tmp_path / "scores.json")]) == 0
+    files = sorted(out.glob("*.labels.json"))
+    assert len(files) == 12
+    doc = json.loads(files[0].read_text())
+    lab = doc["turns"][0]["labels"][0]
+    assert set(lab) == {"breakdown", "prob-O", "prob-T", "prob-X"}
+    assert lab["breakdown"] == max("OTX", key=lambda lv: lab[f"prob-{lv}"])
+    s = score_turns(out, dbdc_sample).summary()  # DBDC3's own layout is read back and scored
+    assert s["items"]["breakdown"]["scored"] > 0
+    scores = json.loads((tmp_path / "scores.json").read_text())
+    assert all(0 <= t["score"] <= 2 for r in scores for t in r["turns"])
+
+
+def test_cv_never_splits_a_dialogue(dbdc_sample, monkeypatch, tmp_path):
+    seen: list[set[str]] = []
+    fit = Estimator.fit
+
+    def spy(self, corpus):
+        seen.append(set(corpus.ids()))
+        return fit(self, corpus)
+
+    monkeypatch.setattr(Estimator, "fit", spy)
+    r = cross_validate(dbdc_sample, "prior", folds=3, out_dir=tmp_path)
+    ids = dialeval.read_corpus(dbdc_sample).ids()
+    assert len(seen) == 3 and r.columns[0] == "breakdown/jsd"
+    for f, train_ids in enumerate(seen):
+        held = json.loads((tmp_path / "cv-prior-folds" / f"fold-{f + 1}.json").read_text())
+        held_ids = {h["id"] for h in held}
+        assert held_ids == {i for i in ids if fold_of(i, 3) == f}
+        assert not held_ids & train_ids and held_ids | train_ids == set(ids)
+    assert all(np.isfinite(v) for v in r.mean.values())
+
+
+def test_cli_cv_json_is_strict(dbdc_sample, capsys):
+    assert run(["cv", str(dbdc_sample), "--folds", "2", "--model", "prior", "--format", "json"]) == 0
+    text = capsys.readouterr().out
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text)["results"][0]["columns"][0] == "breakdown/jsd"
+
+
+def test_cv_fmt_never_prints_nan():
+    from dialeval.cli.models import _fmt, _half
+
+    assert _fmt(float("nan")) == "n/a" and _half((float("nan"), float("nan"))) == "n/a"
