@@ -30,5 +30,11 @@ def predict(dialogues, **kwargs):
     return _predict(dialogues, **kwargs)
 
 
+def predict_many(inputs, out, **kwargs):
+    """Predict many shards into a folder, in-process or on Dask (see :func:`dialeval.pipeline.predict_many`)."""
+    from dialeval.pipeline import predict_many as _predict_many
+    return _predict_many(inputs, out, **kwargs)
+
+
 __all__ = ["Corpus", "DialevalError", "Dialogue", "PreparedGold", "Scale", "Scores", "Turn", "__version__",
-           "evaluate", "load_gold", "predict", "read_corpus", "score"]
+           "evaluate", "load_gold", "predict", "predict_many", "read_corpus", "score"]

@@ -33,8 +33,10 @@ COMMAND_MODULES: tuple[str, ...] = (
     "serve",
     "admin",
     "collect",
+    "annotate",
     "client",
     "models",
+    "summarize",
 )
 
 for _name in COMMAND_MODULES:

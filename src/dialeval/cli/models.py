@@ -13,8 +13,9 @@ from rich.console import Console
 from rich.table import Table
 
 from dialeval.cli._common import choice_enum, err, out
-from dialeval.cli._corpus_io import FROM_HELP, InFormat, load
+from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load
 from dialeval.errors import DialevalError, describe
+from dialeval.io.jsonarray import json_text
 from dialeval.measures import get as get_measure
 from dialeval.models import LANGUAGES
 from dialeval.models import kinds as _kinds  # noqa: F401  (fills the registry the choices come from)
@@ -23,6 +24,11 @@ from dialeval.models.data import SUBTASK_CHOICES
 
 Kind = choice_enum("Kind", tuple(KINDS))
 Subtask = choice_enum("Subtask", SUBTASK_CHOICES)
+
+
+class PredictTo(StrEnum):
+    run = "run"
+    dbdc = "dbdc"
 
 
 class CVFormat(StrEnum):
@@ -72,20 +78,24 @@ def params_for(kind: str, params: dict) -> dict:
 
 
 def header(column: str) -> str:
-    """``quality.nmd.A`` → ``NMD A``; ``nugget.jsd`` → ``JSD`` (names from the measure registry)."""
+    """``quality.nmd.A`` → ``NMD A``; ``nugget.jsd`` → ``JSD``; ``breakdown/jsd`` → ``breakdown JSD``
+    (names from the measure registry)."""
+    if "/" in column:
+        scale, m = column.rsplit("/", 1)
+        return f"{scale} {get_measure(m).name.upper()}"
     parts = column.split(".")
     name = get_measure(parts[1]).name.upper()
     return f"{name} {parts[2]}" if len(parts) == 3 else name
 
 
 def _fmt(v: float) -> str:
-    return "nan" if math.isnan(v) else f"{v:.4f}"
+    return fmt_num(v, 4)
 
 
 def _half(interval: tuple[float, float]) -> str:
-    """A symmetric interval as ``±half-width``."""
+    """A symmetric interval as ``±half-width`` (``n/a`` when undefined, e.g. with one value)."""
     lo, hi = interval
-    return "nan" if math.isnan(lo) else f"±{(hi - lo) / 2:.4f}"
+    return "n/a" if not (math.isfinite(lo) and math.isfinite(hi)) else f"±{(hi - lo) / 2:.4f}"
 
 
 def fold_rows(result) -> tuple[list[str], list[list[str]]]:
@@ -111,8 +121,10 @@ def summary_rows(results: list) -> tuple[list[str], list[list[str]]]:
 
 def _title(result, source: str) -> str:
     params = ", ".join(f"{k}={v}" for k, v in result.params.items())
-    return (f"{result.kind}: {result.k}-fold CV on {source} ({result.n_dialogues} dialogues, subtasks "
-            f"{'+'.join(result.subtasks)}, seed {result.seed}{', ' + params if params else ''}); lower is better; "
+    what = f"subtasks {'+'.join(result.subtasks)}" if result.subtasks else \
+        "turn scales " + ", ".join(dict.fromkeys(c.rsplit("/", 1)[0] for c in result.columns))
+    return (f"{result.kind}: {result.k}-fold CV on {source} ({result.n_dialogues} dialogues, {what}, "
+            f"seed {result.seed}{', ' + params if params else ''}); lower is better; "
             "n and seconds of the mean row are totals")
 
 
@@ -137,29 +149,121 @@ def _markdown(title: str, head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _done_before(out_dir: Path) -> set[tuple[str, str]]:
+    """(output, checksum) of the shards an earlier run's manifest in ``out_dir`` lists."""
+    try:
+        doc = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
+        return {(e["output"], e["output_sha256"]) for e in doc["shards"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+
+
+def _turn_corpus(source: str, from_) -> bool:
+    """Whether ``source`` is one corpus of a turn-level format (DBDC, WOCHAT, ConTurE, DSTC9), not STC-3 shards."""
+    from dialeval.io.detect import detect
+
+    if from_ is not None:
+        return _value(from_) != "stc3"
+    try:
+        return Path(source).exists() and detect(source) != "stc3"
+    except DialevalError:    # JSON Lines, gzip, globs: the streaming reader's shards
+        return False
+
+
+def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, to: PredictTo,
+                 scores_out: Path | None, from_, names) -> None:
+    """One input predicted in this process: a run file, DBDC3 labels files and/or turn scores."""
+    from dialeval.models import predict
+    from dialeval.models.data import is_stc3
+
+    corpus = load(source, from_, names)
+    turn_level = not is_stc3(corpus) if len(corpus) else False
+    if (to == PredictTo.dbdc or scores_out is not None) and not turn_level:
+        raise DialevalError("--to dbdc and --scores are for turn-level scales; these are STC-3 dialogues")
+    records = predict(corpus, model=model, subtask=subtask, out=out_path if to == PredictTo.run else None)
+    if to == PredictTo.dbdc:
+        from dialeval.models.transfer import write_dbdc_labels
+
+        files = write_dbdc_labels(records, str(out_path))
+        err.print(f"wrote {len(files)} DBDC3 labels file(s) to {out_path}", markup=False)
+    if scores_out is not None:
+        from dialeval.io.atomic import write_text
+        from dialeval.models.transfer import turn_scores
+
+        write_text(scores_out, json_text(turn_scores(records), indent=None) + "\n")
+        err.print(f"wrote turn scores to {scores_out}", markup=False)
+    what = subtask if not turn_level else "scales " + ", ".join(
+        dict.fromkeys(k for r in records for t in r.get("turns", []) for k in t if k not in ("turn", "labels")))
+    if to == PredictTo.run:
+        err.print(f"wrote predictions for {len(records)} dialogue(s) ({what}) to {out_path}", markup=False)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("predict")
     def predict_cmd(
-        dialogues: Path = typer.Argument(..., help="STC-3/DialEval dialogues (JSON); annotations are ignored."),
-        out_path: Path = typer.Option(..., "--out", help="Run file to write (JSON submission)."),
+        dialogues: list[str] = typer.Argument(..., help="Dialogues of any corpus dialeval reads (STC-3, DBDC, "
+                                              "WOCHAT, ConTurE, DSTC9; annotations are ignored). With a folder "
+                                              "--out: STC-3 JSON arrays or JSON Lines, gzip'ed or not; files, "
+                                              "folders or glob patterns."),
+        out_path: Path = typer.Option(..., "--out", help="A name ending in .json: one run file of a single input. "
+                                      "With --to dbdc: a folder of DBDC3 *.labels.json. Otherwise a folder: one "
+                                      "JSONL shard per input shard plus manifest.json (resumable; STC-3)."),
         model: str | None = typer.Option(None, "--model", help="A model folder saved by `dialeval train`. "
-                                         "Default: the shipped multilingual model (Chinese and English)."),
-        subtask: Subtask = typer.Option("both", "--subtask", help="What to predict."),  # type: ignore[valid-type]
-        from_: InFormat | None = typer.Option(None, "--from", help=FROM_HELP),  # type: ignore[valid-type]
+                                         "Default: the shipped multilingual STC-3 model for STC-3 dialogues, "
+                                         "the shipped English open-domain model (breakdown) for any other."),
+        subtask: Subtask = typer.Option("both", "--subtask", help="STC-3 only: what to predict."),  # type: ignore[valid-type]
+        to: PredictTo = typer.Option(PredictTo.run, "--to", help="run (dialeval's layout) or dbdc (DBDC3's "
+                                     "*.labels.json with the hard label; turn scale breakdown only)."),
+        scores_out: Path | None = typer.Option(None, "--scores", help="Also write each turn's score (expected "
+                                               "value, 0 worst .. 2 best) as JSON for `dialeval correlate --scores`."),
+        from_: InFormat | None = typer.Option(None, "--from", help=FROM_HELP + " (single-input output only)"),  # type: ignore[valid-type]
+        names: NamePolicy = typer.Option("error", "--wochat-names", help=NAMES_HELP),  # type: ignore[valid-type]
+        scheduler: str | None = typer.Option(None, "--scheduler", help="Predict on Dask: local (a LocalCluster) "
+                                             "or a scheduler address tcp://HOST:8786. Default: in this process."),
+        workers: int | None = typer.Option(None, "--workers", help="Worker processes of --scheduler local."),
+        fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop at the first invalid dialogue (default: "
+                                       "write it to OUT/rejects/ and go on)."),
     ) -> None:
-        """Predict the annotators' distributions of DIALOGUES (DQ and/or ND) and write them as a run file."""
-        from dialeval.models import predict
+        """Predict the annotators' distributions of DIALOGUES.
 
+        STC-3 dialogues: DQ and/or ND. Any other corpus: the distribution of each turn-level scale the model
+        knows (or a compatible one: breakdown O/T/X = validity VALID/ACCEPTABLE/INVALID = impression 2/1/0).
+
+        With a folder --out (STC-3): streamed, shard by shard, in bounded memory; re-running resumes (finished
+        shards are skipped); the output is byte-identical in-process and on a Dask cluster.
+        """
         if model in LANGUAGES and not Path(model).exists():
             raise DialevalError(f"--model {model}: no such model folder; the shipped model serves "
                                 f"{' and '.join(LANGUAGES)} alike, so leave --model out to use it")
-        source = load(dialogues, from_) if from_ is not None else dialogues
-        records = predict(source, model=model, subtask=_value(subtask), out=out_path)
-        err.print(f"wrote predictions for {len(records)} dialogue(s) ({_value(subtask)}) to {out_path}", markup=False)
+        single = to == PredictTo.dbdc or scores_out is not None or (
+            out_path.suffix.lower() == ".json" and not out_path.is_dir()) or (
+            len(dialogues) == 1 and scheduler is None and workers is None and _turn_corpus(dialogues[0], from_))
+        if single:
+            if len(dialogues) != 1 or scheduler is not None or workers is not None:
+                raise DialevalError(f"--out {out_path}: a run file (or --to dbdc / --scores) is written from one "
+                                    f"input in this process (received {len(dialogues)} input(s)"
+                                    + (", --scheduler/--workers" if scheduler or workers else "")
+                                    + "); for several inputs or --scheduler give a folder --out")
+            _predict_one(Path(dialogues[0]), out_path, model, _value(subtask), to, scores_out, from_, names)
+            return
+        if from_ is not None:
+            raise DialevalError("--from is for a single input written to a run file (--out NAME.json); a folder "
+                                "--out reads STC-3 arrays and JSON Lines")
+        from dialeval.pipeline import predict_many
+
+        before = _done_before(out_path)
+        manifest = predict_many(dialogues, out_path, model=model, subtask=_value(subtask), scheduler=scheduler,
+                                workers=workers, fail_fast=fail_fast)
+        t = manifest["totals"]
+        skipped = sum(1 for e in manifest["shards"] if (e["output"], e["output_sha256"]) in before)
+        err.print(f"wrote {t['shards'] - skipped} shard(s) to {out_path} ({skipped} already done, skipped); "
+                  f"{t['dialogues']} dialogue(s) predicted, {t['rejected']} rejected"
+                  + (f" (see {out_path / 'rejects'})" if t["rejected"] else ""), markup=False)
 
     @app.command("train")
     def train_cmd(
-        data: list[Path] = typer.Argument(..., help="Annotated STC-3/DialEval dataset(s) (JSON); several files "
+        data: list[Path] = typer.Argument(..., help="Annotated corpus/corpora: STC-3 (JSON), or any "
+                                          "corpus with turn-level labels (DBDC, WOCHAT, ConTurE); several files "
                                           "are trained on together (e.g. the Chinese and English files)."),
         out_dir: Path = typer.Option(..., "--out", help="Folder to save the model to (model.json, arrays.npz)."),
         kind: Kind = typer.Option("neural", "--model", help="Model kind."),  # type: ignore[valid-type]
@@ -178,13 +282,15 @@ def register(app: typer.Typer) -> None:
                                              *[a for p in param or [] for a in ("--param", p)]])
         folder = model.save(out_dir)
         trained = model.info.get("trained_on", {})
-        err.print(f"saved {model.kind} model ({'+'.join(model.subtasks)}, seed {seed}) trained on "
+        what = ("turn scales " + ", ".join(model.scales)) if model.scales else "+".join(model.subtasks)
+        err.print(f"saved {model.kind} model ({what}, seed {seed}) trained on "
                   f"{trained.get('dialogues', '?')} dialogues to {folder}", markup=False)
 
     @app.command("cv")
     def cv_cmd(
-        data: list[Path] = typer.Argument(..., help="Annotated STC-3/DialEval dataset(s) (JSON). With several "
-                                          "files, each fold's model trains on all of them and each is scored apart."),
+        data: list[Path] = typer.Argument(..., help="Annotated corpus/corpora (STC-3, DBDC, WOCHAT, "
+                                          "ConTurE...). With several files, each fold's model trains on all "
+                                          "of them and each is scored apart."),
         folds: int = typer.Option(5, "--folds", help="Number of folds (fold = sha256 of the dialogue id mod k)."),
         kinds: list[Kind] = typer.Option(["neural"], "--model", help="Model kind (repeat to compare several)."),  # type: ignore[valid-type]
         subtask: Subtask = typer.Option("both", "--subtask", help="What to cross-validate."),  # type: ignore[valid-type]
@@ -216,13 +322,13 @@ def register(app: typer.Typer) -> None:
                                                       params=params_for(k, params), out_dir=runs_out)):
                 by_file[i].append(r)
         results = [r for rs in by_file for r in rs]
-        doc = json.dumps({"source": [str(d) for d in data], "results": [r.to_dict() for r in results]}, indent=2)
+        doc = json_text({"source": [str(d) for d in data], "results": [r.to_dict() for r in results]})
         if json_out is not None:
             from dialeval.io.atomic import write_text
 
             write_text(json_out, doc + "\n")
         if format == CVFormat.json:
-            print(doc)
+            typer.echo(doc)
             return
         console = _console()
 

@@ -1,0 +1,260 @@
+"""Prediction over many shards: one JSONL output shard per input shard, a manifest, resume, rejects.
+
+``predict_many(inputs, out)`` reads every shard of ``inputs`` (files, folders, globs; JSON arrays or JSON
+Lines, gzip'ed or not: :mod:`dialeval.io.stream`) in bounded memory and writes, in folder ``out``:
+
+- ``<shard>.jsonl``: one line per valid dialogue, ``{"id", "meta"?, "quality"?, "nugget"?}`` in input
+  order (``meta``: the input's other fields, e.g. ``system`` and ``day``, for ``dialeval summarize``);
+- ``rejects/<shard>.jsonl``: the dialogues that failed validation, with file, line, item index, id and error;
+- ``manifest.json``: per shard the input's SHA-256, the output's SHA-256 and the counts; the model (kind,
+  checksum), the subtasks and the dialeval version.
+
+Dialogues are predicted in fixed chunks of :data:`CHUNK_DIALOGUES` consecutive dialogues of a shard, and
+each text is embedded on its own (:func:`dialeval.models.encoders.embed`), so a shard's output bytes depend
+only on the shard and the model: not on the embedding cache, the thread count, or where it ran
+(in-process or on a Dask worker, :mod:`dialeval.distributed`). A shard is written atomically and the
+manifest after each shard, so a run killed half-way and run again skips every shard whose input and output
+checksums match the manifest and writes each remaining shard once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import orjson
+
+from dialeval.errors import DialevalError
+from dialeval.io.atomic import atomic_path, write_bytes
+from dialeval.io.stream import Reject, batched, expand_inputs, iter_dialogues, sha256_file
+
+CHUNK_DIALOGUES = 256
+"""Dialogues predicted together. Part of what defines the output bytes: never derived from the machine."""
+MANIFEST = "manifest.json"
+REJECTS = "rejects"
+_SUFFIXES = (".gz", ".jsonl", ".ndjson", ".json")
+
+
+def output_names(files: list[Path]) -> list[str]:
+    """The output shard name of each input: its name without ``.gz``/``.json``/``.jsonl`` plus ``.jsonl``;
+    a name taken by an earlier input gets ``-2``, ``-3``...
+
+    Examples
+    --------
+    >>> output_names([Path("a/day1.jsonl.gz"), Path("b/day1.json"), Path("c.json")])
+    ['day1.jsonl', 'day1-2.jsonl', 'c.jsonl']
+    """
+    names, used = [], set()
+    for f in files:
+        stem = f.name
+        for suffix in _SUFFIXES:
+            stem = stem.removesuffix(suffix)
+        name, n = f"{stem}.jsonl", 1
+        while name in used or name == MANIFEST:
+            n += 1
+            name = f"{stem}-{n}.jsonl"
+        used.add(name)
+        names.append(name)
+    return names
+
+
+def model_identity(model: str | os.PathLike | None) -> dict:
+    """What names a model in a manifest: ``shipped`` or its folder, its kind, subtasks and a checksum of
+    its files (a resumed run with another model predicts every shard again)."""
+    from dialeval.models import LANGUAGES, shipped_folder
+
+    shipped = model is None or (isinstance(model, str) and model in LANGUAGES and not Path(model).exists())
+    folder = shipped_folder(str(model or "zh")) if shipped else Path(model)  # type: ignore[arg-type]
+    if not (folder / "model.json").is_file():
+        raise DialevalError(f"{folder} is not a saved dialeval model (no model.json in it)")
+    h = hashlib.sha256()
+    for part in ("model.json", "arrays.npz"):
+        h.update(sha256_file(folder / part).encode())
+    meta = orjson.loads((folder / "model.json").read_bytes())
+    return {"name": "shipped" if shipped else str(folder), "kind": meta.get("kind"),
+            "subtasks": meta.get("subtasks"), "sha256": h.hexdigest()}
+
+
+def load_estimator(model: str | os.PathLike | None):
+    """The fitted model (the shipped multilingual default when None), without progress bars."""
+    from dialeval.models import load_model, shipped_folder
+
+    est = load_model(shipped_folder("zh") if model is None else model)
+    est.progress = False
+    return est
+
+
+def predict_records(est, subtasks: tuple[str, ...], chunk: list) -> list[dict]:
+    """Output records of one chunk of :class:`~dialeval.io.stream.StreamedDialogue` (in order)."""
+    from threadpoolctl import threadpool_limits
+
+    from dialeval.io.stc3 import read_stc3
+    from dialeval.models.data import TurnTable
+
+    table = TurnTable.from_corpus(read_stc3([d.record() for d in chunk]))
+    # One BLAS thread: the network's matrices are small (threaded BLAS was 3-7x slower on 2 busy cores), and
+    # the sums then run in one order whatever the machine. Parallelism comes from the encoder's threads and
+    # from Dask's worker processes (shards side by side).
+    with threadpool_limits(1, user_api="blas"):
+        records = est.predict(table).select(subtasks).to_records(table)
+    out = []
+    for d, rec in zip(chunk, records, strict=True):
+        line = {"id": d.id}
+        if d.meta:
+            line["meta"] = d.meta
+        line.update((k, v) for k, v in rec.items() if k != "id")
+        out.append(line)
+    return out
+
+
+def predict_shard(src: str | os.PathLike, out_dir: str | os.PathLike, name: str, est, subtasks: tuple[str, ...],
+                  *, fail_fast: bool = False, advance: Callable[[int], None] | None = None) -> dict:
+    """Predict one input shard into ``out_dir/name`` (atomically); returns its manifest entry.
+
+    ``advance(n)`` is called after each chunk of ``n`` dialogues (a progress bar). Rejected dialogues go to
+    ``out_dir/rejects/name``; with ``fail_fast`` the first one raises a :class:`DialevalError` instead.
+    """
+    src, out_dir = Path(src), Path(out_dir)
+    digest = sha256_file(src)
+    rejects: list[Reject] = []
+    h, n = hashlib.sha256(), 0
+    with atomic_path(out_dir / name) as tmp, open(tmp, "wb") as fh:
+        for chunk in batched(iter_dialogues(src, rejects, fail_fast=fail_fast), CHUNK_DIALOGUES):
+            data = b"".join(orjson.dumps(r) + b"\n" for r in predict_records(est, subtasks, chunk))
+            fh.write(data)
+            h.update(data)
+            n += len(chunk)
+            if advance is not None:
+                advance(len(chunk))
+    reject_file = out_dir / REJECTS / name
+    if rejects:
+        reject_file.parent.mkdir(exist_ok=True)
+        write_bytes(reject_file, b"".join(orjson.dumps(r.to_dict()) + b"\n" for r in rejects))
+    elif reject_file.exists():
+        reject_file.unlink()  # an earlier run's rejects of an input that has changed since
+    return {"input": str(src), "sha256": digest, "output": name, "output_sha256": h.hexdigest(), "dialogues": n,
+            "rejected": len(rejects), "rejects": f"{REJECTS}/{name}" if rejects else None}
+
+
+class Plan:
+    """The shards of one ``predict_many`` call: which are done (manifest checksums match) and which to do."""
+
+    def __init__(self, inputs: Iterable[str | os.PathLike], out: str | os.PathLike,
+                 model: str | os.PathLike | None, subtask: str) -> None:
+        from dialeval import __version__
+        from dialeval.models.data import check_subtasks
+
+        self.subtasks = check_subtasks(subtask)
+        self.files = expand_inputs([inputs] if isinstance(inputs, str | os.PathLike) else inputs)
+        self.names = output_names(self.files)
+        self.out = Path(out)
+        if self.out.exists() and not self.out.is_dir():
+            raise DialevalError("exists and is not a folder; --out is the folder of the output shards",
+                                file=str(self.out))
+        self.model = model
+        self.header = {"dialeval_version": __version__, "model": model_identity(model),
+                       "subtasks": list(self.subtasks), "chunk_dialogues": CHUNK_DIALOGUES}
+        old = self._old_manifest()
+        self.entries: dict[str, dict] = {}
+        self.todo: list[tuple[Path, str]] = []
+        for f, name in zip(self.files, self.names, strict=True):
+            prev = old.get(name)
+            if prev is not None and prev.get("input") == str(f) and prev.get("sha256") == sha256_file(f) \
+                    and self._intact(prev):
+                self.entries[name] = prev
+            else:
+                self.todo.append((f, name))
+        self.skipped = len(self.entries)
+
+    def _old_manifest(self) -> dict[str, dict]:
+        path = self.out / MANIFEST
+        if not path.is_file():
+            return {}
+        try:
+            doc = orjson.loads(path.read_bytes())
+        except orjson.JSONDecodeError:
+            return {}
+        if not isinstance(doc, dict) or {k: doc.get(k) for k in self.header} != self.header:
+            return {}  # another model, subtask or version: nothing is reused
+        return {e["output"]: e for e in doc.get("shards", []) if isinstance(e, dict) and "output" in e}
+
+    def _intact(self, entry: dict) -> bool:
+        path = self.out / entry["output"]
+        return path.is_file() and sha256_file(path) == entry.get("output_sha256")
+
+    def done(self, entry: dict) -> None:
+        """Record a finished shard and rewrite the manifest (atomically)."""
+        self.entries[entry["output"]] = entry
+        self.write()
+
+    def total(self) -> int | None:
+        """Dialogues to predict, for a progress bar: the lines of the JSON Lines shards to do (counted in
+        chunks, a fraction of a second per 100 MB); None when a shard is an array or gzip'ed."""
+        from dialeval.io.stream import CHUNK, is_jsonl
+
+        n = 0
+        for src, _ in self.todo:
+            with src.open("rb") as fh:
+                if src.name.endswith(".gz") or not is_jsonl(src, fh.read(64)):
+                    return None
+                fh.seek(0)
+                while chunk := fh.read(CHUNK):
+                    n += chunk.count(b"\n") + (not chunk.endswith(b"\n") and len(chunk) < CHUNK)
+        return n
+
+    def manifest(self) -> dict:
+        shards = [self.entries[n] for n in self.names if n in self.entries]
+        totals = {"shards": len(shards), "dialogues": sum(e["dialogues"] for e in shards),
+                  "rejected": sum(e["rejected"] for e in shards)}
+        return {**self.header, "totals": totals, "complete": len(shards) == len(self.names), "shards": shards}
+
+    def write(self) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        write_bytes(self.out / MANIFEST, orjson.dumps(self.manifest(), option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def predict_many(inputs: Iterable[str | os.PathLike] | str | os.PathLike, out: str | os.PathLike, *,
+                 model: str | os.PathLike | None = None, subtask: str = "both", scheduler: str | None = None,
+                 workers: int | None = None, fail_fast: bool = False, progress: bool | None = None) -> dict:
+    """Predict every dialogue of ``inputs`` into folder ``out`` (see the module docstring); returns the manifest.
+
+    Parameters
+    ----------
+    inputs : path, glob or list of them
+        Shards: JSON arrays or JSON Lines, gzip'ed or not; folders and glob patterns are expanded.
+    out : path
+        Output folder (created). Re-running with the same inputs resumes: finished shards are skipped.
+    model : path, optional
+        A model folder saved by ``dialeval train``; default the shipped multilingual model.
+    subtask : {'both', 'quality', 'nugget'}
+    scheduler : None, ``"local"`` or ``"tcp://HOST:PORT"``
+        None: in this process. ``"local"``: a Dask LocalCluster of ``workers`` processes. An address: a
+        running Dask cluster (:mod:`dialeval.distributed`). The output bytes are the same either way.
+    workers : int, optional
+        Worker processes of the local cluster (default: the number of CPUs).
+    fail_fast : bool
+        Stop at the first dialogue that fails validation (default: reject it and go on).
+    progress : bool, optional
+        A progress bar in dialogues on stderr (None: when stderr is a terminal).
+    """
+    plan = Plan(inputs, out, model, subtask)
+    if scheduler is not None:
+        from dialeval.distributed import run_distributed
+
+        run_distributed(plan, scheduler, workers=workers, fail_fast=fail_fast, progress=progress)
+        return plan.manifest()
+    if workers is not None:
+        raise DialevalError(f"--workers {workers} needs --scheduler local (or a cluster address)")
+    plan.write()
+    if plan.todo:
+        from dialeval import progress as _progress
+
+        est = load_estimator(model)
+        total = plan.total() if _progress.enabled(progress) else None
+        with _progress.bar(f"predicting {len(plan.todo)} shard(s)", total, progress=progress) as bar:
+            for src, name in plan.todo:
+                plan.done(predict_shard(src, plan.out, name, est, plan.subtasks, fail_fast=fail_fast,
+                                        advance=bar.advance))
+    return plan.manifest()

@@ -1,0 +1,86 @@
+"""Prediction on Dask: a LocalCluster of 2 worker processes writes the in-process bytes, also when a worker dies."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+import pytest
+from tests.pipeline.conftest import outputs, write_shards
+
+from dialeval.errors import DialevalError
+from dialeval.pipeline import predict_many
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, test_dialogues):
+    """Five shards (one with a dialogue to reject) and their in-process prediction (empty cache)."""
+    root = tmp_path_factory.mktemp("dist")
+    shards = write_shards(root / "in", test_dialogues)
+    bad = root / "in" / "e.jsonl"
+    bad.write_text(json.dumps(test_dialogues[0]) + "\n" + json.dumps({"id": "no-turns"}) + "\n", encoding="utf-8")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DIALEVAL_CACHE", str(root / "cache-ref"))
+    try:
+        manifest = predict_many([*shards, bad], root / "in-process")
+    finally:
+        mp.undo()
+    return root, [*shards, bad], manifest
+
+
+def test_local_cluster_equals_in_process_byte_for_byte(reference, tmp_path, monkeypatch):
+    root, inputs, local = reference
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))  # the workers start with an empty cache too
+    dist = predict_many(inputs, tmp_path / "dask", scheduler="local", workers=2)
+    assert dist == local
+    assert outputs(tmp_path / "dask") == outputs(root / "in-process")
+    assert dist["totals"] == {"shards": 5, "dialogues": 41, "rejected": 1}
+    assert "no-turns" in (tmp_path / "dask" / "rejects" / "e.jsonl").read_text()
+    # a second run on the cluster has nothing to do (resume) and starts no cluster
+    assert predict_many(inputs, tmp_path / "dask", scheduler="local", workers=2) == dist
+
+
+def test_a_worker_killed_mid_run_has_its_shards_retried(reference, tmp_path, monkeypatch):
+    from distributed import Client, LocalCluster
+
+    root, inputs, local = reference
+    monkeypatch.setenv("DIALEVAL_CACHE", str(root / "cache-ref"))  # warm: the point here is the lost worker
+    out = tmp_path / "dask"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=50) as cluster, Client(cluster) as client:
+        pids = sorted(client.run(os.getpid).values())
+        done: dict = {}
+        run = threading.Thread(target=lambda: done.setdefault(
+            "manifest", predict_many(inputs, out, scheduler=cluster.scheduler_address)))
+        run.start()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and run.is_alive():  # kill a worker as soon as one shard is written
+            try:
+                if json.loads((out / "manifest.json").read_text())["shards"]:
+                    break
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.01)
+        os.kill(pids[0], signal.SIGKILL)
+        run.join(180)
+        lost = [t.key for t in cluster.scheduler.transition_log if str(t.key).startswith("dialeval-shard-")
+                and t.start == "processing" and t.finish == "released" and "worker" in t.stimulus_id]
+    assert lost, "no shard was running on the killed worker"  # it was: and it was run again elsewhere
+    assert done["manifest"] == local
+    assert outputs(out) == outputs(root / "in-process")
+
+
+def test_scheduler_errors(reference, tmp_path, monkeypatch):
+    from dialeval import distributed
+
+    _, inputs, _ = reference
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT", "1s")
+    with pytest.raises(DialevalError, match="allowed are local or a scheduler address"):
+        predict_many(inputs[:1], tmp_path / "o", scheduler="localhost")
+    with pytest.raises(DialevalError, match="only for --scheduler local"):
+        predict_many(inputs[:1], tmp_path / "o", scheduler="tcp://127.0.0.1:1", workers=2)
+    with pytest.raises(DialevalError, match="cannot reach the Dask scheduler"):
+        predict_many(inputs[:1], tmp_path / "o", scheduler="tcp://127.0.0.1:1")
