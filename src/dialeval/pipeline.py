@@ -6,8 +6,9 @@ Lines, gzip'ed or not: :mod:`dialeval.io.stream`) in bounded memory and writes, 
 - ``<shard>.jsonl``: one line per valid dialogue, ``{"id", "meta"?, "quality"?, "nugget"?}`` in input
   order (``meta``: the input's other fields, e.g. ``system`` and ``day``, for ``dialeval summarize``);
 - ``rejects/<shard>.jsonl``: the dialogues that failed validation, with file, line, item index, id and error;
-- ``manifest.json``: per shard the input's SHA-256, the output's SHA-256 and the counts; the model (kind,
-  checksum), the subtasks and the dialeval version.
+- ``manifest.json``: per shard the input's SHA-256, the output's SHA-256 and the counts (dialogues,
+  rejected, ``in_training``: how many were in the model's training data, :mod:`dialeval.models.leakage`, with
+  a few of their ids); the model (kind, checksum), the subtasks and the dialeval version.
 
 Dialogues are predicted in fixed chunks of :data:`CHUNK_DIALOGUES` consecutive dialogues of a shard, and
 each text is embedded on its own (:func:`dialeval.models.encoders.embed`), so a shard's output bytes depend
@@ -29,6 +30,7 @@ import orjson
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import atomic_path, write_bytes
 from dialeval.io.stream import Reject, batched, expand_inputs, iter_dialogues, sha256_file
+from dialeval.models.leakage import EXAMPLES
 
 CHUNK_DIALOGUES = 256
 """Dialogues predicted together. Part of what defines the output bytes: never derived from the machine."""
@@ -86,8 +88,9 @@ def load_estimator(model: str | os.PathLike | None):
     return est
 
 
-def predict_records(est, subtasks: tuple[str, ...], chunk: list) -> list[dict]:
-    """Output records of one chunk of :class:`~dialeval.io.stream.StreamedDialogue` (in order)."""
+def predict_records(est, subtasks: tuple[str, ...], chunk: list) -> tuple[list[dict], tuple[str, ...]]:
+    """Output records of one chunk of :class:`~dialeval.io.stream.StreamedDialogue` (in order), and the ids of
+    the chunk's dialogues that were in the model's training data (:mod:`dialeval.models.leakage`)."""
     from threadpoolctl import threadpool_limits
 
     from dialeval.io.stc3 import read_stc3
@@ -98,7 +101,7 @@ def predict_records(est, subtasks: tuple[str, ...], chunk: list) -> list[dict]:
     # the sums then run in one order whatever the machine. Parallelism comes from the encoder's threads and
     # from Dask's worker processes (shards side by side).
     with threadpool_limits(1, user_api="blas"):
-        records = est.predict(table).select(subtasks).to_records(table)
+        records = est.predict(table, check_training=False).select(subtasks).to_records(table)
     out = []
     for d, rec in zip(chunk, records, strict=True):
         line = {"id": d.id}
@@ -106,7 +109,7 @@ def predict_records(est, subtasks: tuple[str, ...], chunk: list) -> list[dict]:
             line["meta"] = d.meta
         line.update((k, v) for k, v in rec.items() if k != "id")
         out.append(line)
-    return out
+    return out, est.in_training(table).ids
 
 
 def predict_shard(src: str | os.PathLike, out_dir: str | os.PathLike, name: str, est, subtasks: tuple[str, ...],
@@ -119,10 +122,13 @@ def predict_shard(src: str | os.PathLike, out_dir: str | os.PathLike, name: str,
     src, out_dir = Path(src), Path(out_dir)
     digest = sha256_file(src)
     rejects: list[Reject] = []
-    h, n = hashlib.sha256(), 0
+    h, n, seen, seen_ids = hashlib.sha256(), 0, 0, []
     with atomic_path(out_dir / name) as tmp, open(tmp, "wb") as fh:
         for chunk in batched(iter_dialogues(src, rejects, fail_fast=fail_fast), CHUNK_DIALOGUES):
-            data = b"".join(orjson.dumps(r) + b"\n" for r in predict_records(est, subtasks, chunk))
+            lines, trained = predict_records(est, subtasks, chunk)
+            seen += len(trained)
+            seen_ids.extend(trained[:EXAMPLES - len(seen_ids)])
+            data = b"".join(orjson.dumps(r) + b"\n" for r in lines)
             fh.write(data)
             h.update(data)
             n += len(chunk)
@@ -135,7 +141,8 @@ def predict_shard(src: str | os.PathLike, out_dir: str | os.PathLike, name: str,
     elif reject_file.exists():
         reject_file.unlink()  # an earlier run's rejects of an input that has changed since
     return {"input": str(src), "sha256": digest, "output": name, "output_sha256": h.hexdigest(), "dialogues": n,
-            "rejected": len(rejects), "rejects": f"{REJECTS}/{name}" if rejects else None}
+            "rejected": len(rejects), "rejects": f"{REJECTS}/{name}" if rejects else None,
+            "in_training": seen, "in_training_examples": seen_ids}
 
 
 class Plan:
@@ -207,7 +214,8 @@ class Plan:
     def manifest(self) -> dict:
         shards = [self.entries[n] for n in self.names if n in self.entries]
         totals = {"shards": len(shards), "dialogues": sum(e["dialogues"] for e in shards),
-                  "rejected": sum(e["rejected"] for e in shards)}
+                  "rejected": sum(e["rejected"] for e in shards),
+                  "in_training": sum(e.get("in_training", 0) for e in shards)}
         return {**self.header, "totals": totals, "complete": len(shards) == len(self.names), "shards": shards}
 
     def write(self) -> None:

@@ -37,7 +37,7 @@ def test_local_cluster_equals_in_process_byte_for_byte(reference, tmp_path, monk
     dist = predict_many(inputs, tmp_path / "dask", scheduler="local", workers=2)
     assert dist == local
     assert outputs(tmp_path / "dask") == outputs(root / "in-process")
-    assert dist["totals"] == {"shards": 5, "dialogues": 41, "rejected": 1}
+    assert dist["totals"] == {"shards": 5, "dialogues": 41, "rejected": 1, "in_training": 0}
     assert "no-turns" in (tmp_path / "dask" / "rejects" / "e.jsonl").read_text()
     # a second run on the cluster has nothing to do (resume) and starts no cluster
     assert predict_many(inputs, tmp_path / "dask", scheduler="local", workers=2) == dist

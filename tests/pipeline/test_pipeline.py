@@ -31,7 +31,8 @@ def test_shards_manifest_and_metadata(shards, tmp_path, monkeypatch, test_dialog
     manifest = dialeval.predict_many(shards, out)
     assert sorted(outputs(out)) == ["a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl", "manifest.json"]
     assert json.loads((out / "manifest.json").read_text()) == manifest
-    assert manifest["totals"] == {"shards": 4, "dialogues": 40, "rejected": 0} and manifest["complete"]
+    assert manifest["totals"] == {"shards": 4, "dialogues": 40, "rejected": 0, "in_training": 0}
+    assert manifest["complete"]
     assert manifest["model"]["name"] == "shipped" and manifest["dialeval_version"] == dialeval.__version__
     for src, entry in zip(shards, manifest["shards"], strict=True):
         assert entry["input"] == str(src) and entry["sha256"] == _sha(src)
@@ -73,7 +74,7 @@ def test_a_bad_dialogue_is_rejected_and_other_shards_complete(shards, tmp_path, 
                               json.dumps(test_dialogues[1])]) + "\n", encoding="utf-8")
     out = tmp_path / "out"
     manifest = predict_many([bad, *shards[1:3]], out)
-    assert manifest["totals"] == {"shards": 3, "dialogues": 22, "rejected": 1}
+    assert manifest["totals"] == {"shards": 3, "dialogues": 22, "rejected": 1, "in_training": 0}
     entry = manifest["shards"][0]
     assert (entry["dialogues"], entry["rejected"], entry["rejects"]) == (2, 1, "rejects/bad.jsonl")
     rejects = [json.loads(x) for x in (out / "rejects" / "bad.jsonl").read_text().splitlines()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import shlex
+import warnings
 from enum import StrEnum
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, err, out
+from dialeval.cli._common import choice_enum, err, out, warn
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load
 from dialeval.errors import DialevalError, describe
 from dialeval.io.jsonarray import json_text
@@ -175,12 +176,20 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
     """One input predicted in this process: a run file, DBDC3 labels files and/or turn scores."""
     from dialeval.models import predict
     from dialeval.models.data import is_stc3
+    from dialeval.models.leakage import TrainingDataWarning
 
     corpus = load(source, from_, names)
     turn_level = not is_stc3(corpus) if len(corpus) else False
     if (to == PredictTo.dbdc or scores_out is not None) and not turn_level:
         raise DialevalError("--to dbdc and --scores are for turn-level scales; these are STC-3 dialogues")
-    records = predict(corpus, model=model, subtask=subtask, out=out_path if to == PredictTo.run else None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TrainingDataWarning)
+        records = predict(corpus, model=model, subtask=subtask, out=out_path if to == PredictTo.run else None)
+    for w in caught:
+        if issubclass(w.category, TrainingDataWarning):
+            warn(str(w.message))
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     if to == PredictTo.dbdc:
         from dialeval.models.transfer import write_dbdc_labels
 
@@ -259,6 +268,11 @@ def register(app: typer.Typer) -> None:
         err.print(f"wrote {t['shards'] - skipped} shard(s) to {out_path} ({skipped} already done, skipped); "
                   f"{t['dialogues']} dialogue(s) predicted, {t['rejected']} rejected"
                   + (f" (see {out_path / 'rejects'})" if t["rejected"] else ""), markup=False)
+        if t["in_training"]:
+            from dialeval.models.leakage import message
+
+            examples = [i for e in manifest["shards"] for i in e.get("in_training_examples", [])]
+            warn(message(t["in_training"], t["dialogues"], examples) + f" (counted in {out_path / 'manifest.json'})")
 
     @app.command("train")
     def train_cmd(

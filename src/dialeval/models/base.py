@@ -1,7 +1,8 @@
 """One interface for every model kind: fit on a corpus, predict distributions, save, load.
 
 A saved model is a folder: ``model.json`` (kind, subtasks, parameters, language, training data and
-command, dialeval version) and ``arrays.npz`` (numeric state, read with ``allow_pickle=False``: loading a
+command, dialeval version) and ``arrays.npz`` (numeric state and the training dialogues' fingerprints,
+:mod:`dialeval.models.leakage`, read with ``allow_pickle=False``: loading a
 model never runs code from the file). A kind is one subclass registered with :func:`register`; the CLI's
 ``--model`` choices and error messages come from that registry.
 """
@@ -9,6 +10,7 @@ model never runs code from the file). A kind is one subclass registered with :fu
 from __future__ import annotations
 
 import json
+import warnings
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
@@ -17,6 +19,7 @@ import numpy as np
 
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
+from dialeval.models import leakage
 from dialeval.models.data import Predicted, TurnTable, check_corpus, check_subtasks, is_stc3, targets
 from dialeval.models.turndata import TurnArrays, TurnScale, rows_for, turn_scales_of, turn_targets
 
@@ -67,6 +70,8 @@ class Estimator(ABC):
         self.fitted = False
         self.scales: dict[str, TurnScale] = {}
         """The turn-level scales learnt from a non-STC-3 corpus (empty for an STC-3 model)."""
+        self.training_fingerprints: np.ndarray | None = None
+        """Sorted fingerprints of the training dialogues (:mod:`dialeval.models.leakage`); None: unknown."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(subtasks={self.subtasks}, seed={self.seed}, fitted={self.fitted})"
@@ -93,24 +98,40 @@ class Estimator(ABC):
             self._fit_turns(table, turn_targets(corpus, table, scales))
             self.scales = scales
         self.fitted = True
+        self.training_fingerprints = np.unique(leakage.fingerprints(table))
         self.info.setdefault("trained_on", {"source": corpus.source, "dialogues": table.n_dialogues,
                                             "turns": len(table.texts)})
         if corpus.language:
             self.info.setdefault("language", corpus.language)
         return self
 
-    def predict(self, corpus: Corpus | TurnTable) -> Predicted:
-        """Predicted distributions for every dialogue of ``corpus`` (labels, if any, are ignored)."""
+    def predict(self, corpus: Corpus | TurnTable, *, check_training: bool = True) -> Predicted:
+        """Predicted distributions for every dialogue of ``corpus`` (labels, if any, are ignored).
+
+        With ``check_training``, a :class:`~dialeval.models.leakage.TrainingDataWarning` names the input
+        dialogues that were in the model's training data (see :meth:`in_training`).
+        """
         if not self.fitted:
             raise DialevalError(f"this {self.kind} model is not fitted; call fit(corpus) or load a saved one")
+        table = corpus if isinstance(corpus, TurnTable) else TurnTable.from_corpus(corpus, stc3=not self.scales)
+        if check_training:
+            seen = self.in_training(table)
+            if seen.count:
+                warnings.warn(seen.message(), leakage.TrainingDataWarning, stacklevel=2)
         if self.scales:
-            table = corpus if isinstance(corpus, TurnTable) else TurnTable.from_corpus(corpus, stc3=False)
             rows = {name: rows_for(table, s) for name, s in self.scales.items()}
             probs = self._predict_turns(table, rows)
             return Predicted(turns={n: (rows[n], normalise_rows(probs[n]) if len(rows[n]) else
                                         np.zeros((0, len(self.scales[n].levels)))) for n in rows}).check(table)
-        table = corpus if isinstance(corpus, TurnTable) else TurnTable.from_corpus(corpus)
         return self._predict(table).select(self.subtasks).check(table)
+
+    def in_training(self, corpus: Corpus | TurnTable) -> leakage.Overlap:
+        """The dialogues of ``corpus`` that were in this model's training data (by content, not by id).
+
+        Empty when the model does not know its training data (saved without fingerprints).
+        """
+        table = corpus if isinstance(corpus, TurnTable) else TurnTable.from_corpus(corpus, stc3=False)
+        return leakage.overlap(self.training_fingerprints, table)
 
     def save(self, path: str | Path) -> Path:
         """Write the model to folder ``path`` (created; files replaced atomically). Returns the folder."""
@@ -124,11 +145,17 @@ class Estimator(ABC):
             raise DialevalError(f"{folder} exists and is not a folder; a model is saved as a folder")
         folder.mkdir(parents=True, exist_ok=True)
         config, arrays = self._state()
+        if leakage.ARRAY in arrays:
+            raise DialevalError(f"model kind {self.kind!r} uses the reserved array name {leakage.ARRAY!r}")
+        if self.training_fingerprints is not None:
+            arrays = {**arrays, leakage.ARRAY: self.training_fingerprints}
         meta = {"format": FORMAT_VERSION, "kind": self.kind,
                 "subtasks": [] if self.scales else list(self.subtasks), "seed": self.seed,
                 "params": self.params, "config": config, "info": self.info, "dialeval_version": __version__}
         if self.scales:
             meta["scales"] = {n: s.to_json() for n, s in self.scales.items()}
+        if self.training_fingerprints is not None:
+            meta["training_fingerprints"] = {"scheme": leakage.SCHEME, "count": len(self.training_fingerprints)}
         with atomic_path(folder / "arrays.npz") as tmp, open(tmp, "wb") as fh:
             np.savez_compressed(fh, **arrays)
         write_text(folder / "model.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
@@ -154,6 +181,9 @@ class Estimator(ABC):
         model.scales = {n: TurnScale.from_json(n, d) for n, d in (meta.get("scales") or {}).items()}
         with np.load(folder / "arrays.npz", allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
+        known = arrays.pop(leakage.ARRAY, None)
+        if known is not None and (meta.get("training_fingerprints") or {}).get("scheme") == leakage.SCHEME:
+            model.training_fingerprints = leakage.check_stored(known, str(folder / "arrays.npz"))
         model._set_state(meta.get("config", {}), arrays)
         model.info = meta.get("info", {})
         model.fitted = True
