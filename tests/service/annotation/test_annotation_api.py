@@ -149,6 +149,18 @@ def test_organiser_status_api_and_page(pj):
     token = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
     r = pj.client.post("/annotate/p1/status", data={"token": admin, "csrf": token})
     assert r.status_code == 200 and "A002" in r.text and "1.000" in r.text
+    # the page's exclude form: CSRF and the organiser token again; the annotator's items go back to the pool
+    form = {"token": admin, "annotator": "A002", "csrf": token}
+    assert pj.client.post("/annotate/p1/exclude", data={**form, "csrf": "forged"}).status_code == 403
+    assert pj.client.post("/annotate/p1/exclude", data={**form, "token": codes[0]}).status_code == 401
+    r = pj.client.post("/annotate/p1/exclude", data=form)
+    assert r.status_code == 200 and "A002 excluded: 2 assignment(s) back in the pool" in r.text
+    assert '<option value="A002"' not in r.text and '<option value="A001"' in r.text
+    st = pj.call("GET", "/api/admin/annotation/p1/status", admin).json()
+    assert st["items_by_finished"] == {"0": 0, "1": 2, "2": 0}
+    assert pj.call("POST", "/api/annotation/p1/next", codes[1]).status_code == 403   # the code stops working
+    r = pj.client.post("/annotate/p1/exclude", data={**form, "annotator": "<b>A9</b>"})
+    assert r.status_code == 422 and "<b>A9" not in r.text and "&lt;b&gt;A9" in r.text
 
 
 def test_hidden_speakers_offer_ismachine_and_hide_names_and_ids(pj):

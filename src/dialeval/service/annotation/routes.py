@@ -18,7 +18,8 @@ POST      ``/api/admin/annotation/{name}/exclude``            organiser token: e
 Annotators see only their own labels: every assignment is looked up with the annotator's id, and another
 annotator's (or another project's) is a 404. Pages: ``/annotate/{name}`` (join form with CSRF protection),
 the annotate page it leads to (``static/annotate.js``; no inline script or style, for the strict CSP) and
-``/annotate/{name}/status`` (organiser token in a CSRF-protected form).
+``/annotate/{name}/status`` (organiser token in a CSRF-protected form; its exclude form posts to
+``/annotate/{name}/exclude`` with the token again).
 """
 
 from __future__ import annotations
@@ -166,5 +167,20 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
         except ServiceError as e:
             return page(request, "annotation/status.html", e.status, name=name, st=None, error=e.message)
         return page(request, "annotation/status.html", name=name, st=st)
+
+    @router.post("/annotate/{name}/exclude", response_class=HTMLResponse, include_in_schema=False)
+    def exclude_page(request: Request, name: str, token: str = Form(""), annotator: str = Form(""),
+                     csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
+        """The status page's exclude form: the organiser token again (the page never holds it)."""
+        try:
+            csrf.verify(request, csrf_token)
+            teams.authenticate_admin(db, token.strip())
+            done = projects.exclude_annotator(db, name, annotator[:20], clock())
+            st = annotation_status(db, name)
+        except ServiceError as e:
+            return page(request, "annotation/status.html", e.status, name=name, st=None, error=e.message)
+        return page(request, "annotation/status.html", name=name, st=st,
+                    notice=f"{done['annotator']} excluded: {done['assignments_returned']} assignment(s) back in "
+                           "the pool")
 
     return router
