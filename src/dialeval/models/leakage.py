@@ -14,7 +14,7 @@ over its turns in order, where ``s_i`` is the sender and ``t_i`` the turn's text
 whitespace made one space and the ends stripped (US, RS: the ASCII unit and record separators). The id is not
 part of it: a training dialogue renamed is still recognised, and the same text under two ids is one dialogue.
 Two different dialogues share a fingerprint with probability 2**-64 per pair (for 10**4 training and 10**7
-input dialogues, about 5e-6 of one false match in all).
+input dialogues, about 5e-9 false matches expected in all).
 
 >>> from dialeval.corpus import Corpus, Dialogue, Turn
 >>> a = Corpus([Dialogue("a", [Turn("user", ["Hi  there"]), Turn("system", ["Hello."])])], {})
