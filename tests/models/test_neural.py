@@ -100,3 +100,8 @@ def test_padding_layout(tiny):
 def test_bad_parameters(param, value):
     with pytest.raises(DialevalError, match=param):
         Neural(**{param: value})
+
+
+def test_stack_linear_is_refused_on_stc3_rather_than_ignored(tiny):
+    with pytest.raises(DialevalError, match=r"stack_linear = 0.5 applies to turn-level scales .* only"):
+        Neural(stack_linear=0.5, epochs=1, ensemble=1).fit(tiny)

@@ -226,6 +226,9 @@ class Neural(Estimator):
     # -- training ---------------------------------------------------------------------------------
     def _fit(self, table: TurnTable, y: Predicted) -> None:
         p = self.params
+        if p["stack_linear"] > 0:  # never silently ignored: the STC-3 heads have no stacked model
+            raise DialevalError(f"neural: stack_linear = {p['stack_linear']!r} applies to turn-level scales "
+                                "(DBDC, WOCHAT, ConTurE) only; for STC-3 DQ/ND leave it at 0")
         X, mask = _padded(table, self._features(table, fit=True))
         n, T, _ = X.shape
         has_q, has_n = y.quality is not None, y.customer is not None
