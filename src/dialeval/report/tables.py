@@ -124,8 +124,9 @@ def render_markdown(c: Comparison) -> dict[str, str]:
     if c.agreement:
         out += ["", "## Agreement of the measures' rankings", "",
                 f"Kendall's tau-b between the run means of two measures (both oriented best first); "
-                f"{lvl} interval: {c.agreement[0].tau.ci.method}, B = {B}; p: scipy's test of tau = 0 "
-                f"over the {len(c.runs)} runs.", ""]
+                f"{lvl} interval: {c.agreement[0].tau.ci.method}, B = {B}; p: Kendall's test of tau = 0 "
+                f"over the {len(c.runs)} runs (exact without ties up to 33 runs, else normal; as scipy's "
+                "kendalltau).", ""]
         out += _md_table(["measure", "measure", "tau", f"{lvl} CI", "p"],
                          [[column_label(a.first), column_label(a.second), _num(a.tau.statistic, 3),
                            f"[{_num(a.tau.ci.low, 3)}, {_num(a.tau.ci.high, 3)}]", p_text(a.tau.pvalue)]

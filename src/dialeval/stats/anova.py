@@ -87,7 +87,8 @@ def anova2(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan", level: 
     >>> round(r.S_E, 4), r.df_E, round(r.V_E, 4)
     (0.0433, 2, 0.0217)
     """
-    from scipy import stats as sps  # imported here: keeps `import dialeval` and the CLI fast
+    # scipy.special, not scipy.stats (0.9 s to import): t.ppf is stdtrit and f.sf is fdtrc, bit for bit
+    from scipy.special import fdtrc, stdtrit
     arr = as_matrix(X)
     level = check_level(level)
     n, m = arr.shape
@@ -107,9 +108,9 @@ def anova2(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan", level: 
     if _zero_error(V_E, on_zero_error):
         F = F_d = p = p_d = moe = float("nan")
     else:
-        moe = float(sps.t.ppf((1.0 + level) / 2.0, df_e) * np.sqrt(V_E / n))
+        moe = float(stdtrit(df_e, (1.0 + level) / 2.0) * np.sqrt(V_E / n))
         F, F_d = V_r / V_E, V_d / V_E
-        p, p_d = float(sps.f.sf(F, df_r, df_e)), float(sps.f.sf(F_d, df_d, df_e))
+        p, p_d = float(fdtrc(df_r, df_e, F)), float(fdtrc(df_d, df_e, F_d))
     run_means.setflags(write=False)
     return Anova2(n, m, grand, run_means, S_runs, S_dlg, S_E, float(((arr - grand) ** 2).sum()), df_r, df_d, df_e,
                   V_r, V_d, V_E, F, p, F_d, p_d, moe, level)

@@ -204,16 +204,18 @@ def tau_from_bootstrap(first: np.ndarray, second: np.ndarray, replicates: np.nda
 
     ``replicates`` are tau-b between the two measures' run means on each resample of the dialogues,
     ``jackknife`` the same with each dialogue left out in turn (see :func:`rank_agreement`); the p-value
-    is scipy's for the m observed means.
+    is scipy's ``kendalltau`` test for the m observed means, computed by :func:`dialeval.stats.kendall.kendall_b`
+    (no ``scipy.stats`` import: 0.9 s of ``dialeval compare``).
     """
-    from scipy import stats as sps  # imported here: keeps `import dialeval` and the CLI fast
+    from dialeval.stats.kendall import kendall_b
+
     m = first.size
     nan = float("nan")
     if np.ptp(first) == 0 or np.ptp(second) == 0:
         return Correlation("kendall", nan, nan, Interval(nan, nan, level, RANK_AGREEMENT_CI), m, 0, B, seed)
-    res = sps.kendalltau(first, second)
-    ci = bca_interval(replicates, float(res.statistic), jackknife, level, RANK_AGREEMENT_CI)
-    return Correlation("kendall", float(res.statistic), float(res.pvalue), ci, m, 0, B, seed)
+    res = kendall_b(first, second)
+    ci = bca_interval(replicates, res.tau, jackknife, level, RANK_AGREEMENT_CI)
+    return Correlation("kendall", res.tau, res.pvalue, ci, m, 0, B, seed)
 
 
 def rank_agreement(first: object, second: object, *, level: float = 0.95, B: int = 2000,

@@ -63,7 +63,8 @@ def paired_t_test(x: object, y: object, *, level: float = 0.95,
     >>> round(r.statistic, 3), r.df, round(r.pvalue, 3), round(r.effect_size, 3), round(r.variance, 3)
     (3.162, 4, 0.034, 1.414, 0.02)
     """
-    from scipy import stats as sps  # imported here: keeps `import dialeval` and the CLI fast
+    # scipy.special, not scipy.stats (0.9 s to import): t.sf(x) is stdtr(df, -x), t.ppf is stdtrit, bit for bit
+    from scipy.special import stdtr, stdtrit
     a, b = as_vector(x, "x"), as_vector(y, "y")
     if a.size != b.size:
         raise DialevalError(f"x has {a.size} values and y {b.size}; a paired test needs them to pair up one to one")
@@ -84,7 +85,7 @@ def paired_t_test(x: object, y: object, *, level: float = 0.95,
         return TTest(nan, df, nan, mean, Interval(mean, mean, level, method), n, 0.0, nan, 0.0)
     se = sd / np.sqrt(n)
     t = mean / se
-    p = float(2.0 * sps.t.sf(abs(t), df))
-    half = float(sps.t.ppf((1.0 + level) / 2.0, df) * se)
+    p = float(2.0 * stdtr(df, -abs(t)))
+    half = float(stdtrit(df, (1.0 + level) / 2.0) * se)
     return TTest(float(t), df, p, mean, Interval(mean - half, mean + half, level, method), n, sd * sd, mean / sd,
                  half)
