@@ -187,6 +187,12 @@ def predict(dialogues: Corpus | list | str | os.PathLike, model: Estimator | str
     list of dict
         ``[{"id", "quality": {"A": {"2": p, ...}, ...}, "nugget": [{"CNUG0": p, ...}, ...]}]`` (FORMATS.md §1),
         in the order of ``dialogues``; scored by :func:`dialeval.evaluate`.
+
+    Warns
+    -----
+    TrainingDataWarning
+        When some of ``dialogues`` were in the model's training data (recognised by content, even renamed;
+        :mod:`dialeval.models.leakage`): their predictions say little about the model.
     """
     subtasks = check_subtasks(subtask)
     if lang is not None and lang not in LANGUAGES:
