@@ -74,8 +74,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.forwarded_allow_ips)
     security.secure(app, https=settings.public_url.startswith("https://"))
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
-    pages = templates(settings.public_url)
-    pages.env.globals["docs"] = settings.docs
+    pages = templates(settings.public_url, docs=settings.docs)
     if settings.docs:
         add_docs(app, pages)
 

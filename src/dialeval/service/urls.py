@@ -35,10 +35,12 @@ def absolute(public_url: str, path: str) -> str | None:
     return public_url.rstrip("/") + path if public_url else None
 
 
-def templates(public_url: str = "") -> Jinja2Templates:
-    """The service's page templates, with :func:`path_for` as ``url_for`` and the version and public URL."""
+def templates(public_url: str = "", *, docs: bool = False) -> Jinja2Templates:
+    """The service's page templates, with :func:`path_for` as ``url_for``, the version, the public URL and
+    whether ``/docs`` is served (the footer links it)."""
     pages = Jinja2Templates(directory=str(files("dialeval.service") / "templates"))
     pages.env.globals["url_for"] = path_for
     pages.env.globals["version"] = __version__
     pages.env.globals["public_url"] = public_url
+    pages.env.globals["docs"] = docs
     return pages

@@ -65,8 +65,7 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
     """The annotation routes on ``db``, with the clock of ``settings``."""
     clock = settings.clock
     router = APIRouter()
-    pages = templates(settings.public_url)
-    pages.env.globals["docs"] = settings.docs
+    pages = templates(settings.public_url, docs=settings.docs)
 
     def who(name: str, cred) -> projects.Who:
         return projects.annotator(db, name, _code(cred), clock())

@@ -64,8 +64,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
     """The collection routes on ``db``, with the clock of ``settings``."""
     clock = settings.clock
     router = APIRouter()
-    pages = templates(settings.public_url)
-    pages.env.globals["docs"] = settings.docs
+    pages = templates(settings.public_url, docs=settings.docs)
 
     def with_reply(c, inv, sid: int, after: int, known=None) -> JSONResponse:
         """Ask the engine (if a reply is awaited); 201 with the turns after ``after`` (the reply among them),
