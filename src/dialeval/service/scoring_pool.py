@@ -31,12 +31,10 @@ from concurrent.futures.process import BrokenProcessPool
 from fastapi.concurrency import run_in_threadpool
 
 from dialeval.errors import DialevalError
-from dialeval.io.jsonarray import parse_bytes
-from dialeval.scoring import load_gold
 from dialeval.service.db import Database, Task
 from dialeval.service.errors import Unavailable
 from dialeval.service.runs import RunScores, read_run, score_run
-from dialeval.service.tasks import gold_data, golds
+from dialeval.service.tasks import gold_data, golds, prepare_golds
 
 CHILD_GOLDS = 4
 """Prepared golds a scoring process keeps (tasks scored recently)."""
@@ -73,9 +71,7 @@ def _score_in_child(key: tuple[str, str], gold: bytes | None, gold_name: str, pu
     if pair is None:
         if gold is None:
             return _NEED_GOLD, None
-        full = load_gold(parse_bytes(gold, file=gold_name))
-        pair = (full, full.subset(public_ids))
-        _child_golds[key] = pair
+        pair = _child_golds[key] = prepare_golds(gold, gold_name, public_ids)
         while len(_child_golds) > CHILD_GOLDS:
             _child_golds.popitem(last=False)
     _child_golds.move_to_end(key)

@@ -145,7 +145,7 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
         s.add(task)
         s.flush()
         s.add(TaskGold(task_id=task.id, data=gold))
-    _cache_put(task, prepared)
+    _cache_put(task, (prepared, prepared.subset(task.public_ids)))
     return task
 
 
@@ -181,8 +181,13 @@ _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 16
 
 
-def _cache_put(task: Task, full: PreparedGold) -> tuple[PreparedGold, PreparedGold]:
-    pair = (full, full.subset(task.public_ids))
+def prepare_golds(data: bytes, gold_name: str, public_ids) -> tuple[PreparedGold, PreparedGold]:
+    """``(full test set, public half)`` prepared from the bytes of a task's gold file."""
+    full = load_gold(parse_bytes(data, file=gold_name))
+    return full, full.subset(public_ids)
+
+
+def _cache_put(task: Task, pair: tuple[PreparedGold, PreparedGold]) -> tuple[PreparedGold, PreparedGold]:
     with _CACHE_LOCK:
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
@@ -196,7 +201,7 @@ def golds(db: Database, task: Task) -> tuple[PreparedGold, PreparedGold]:
         pair = _CACHE.get((task.id, task.gold_sha256))
     if pair is not None:
         return pair
-    return _cache_put(task, load_gold(parse_bytes(gold_data(db, task), file=task.gold_name)))
+    return _cache_put(task, prepare_golds(gold_data(db, task), task.gold_name, task.public_ids))
 
 
 def gold_data(db: Database, task: Task) -> bytes:
