@@ -53,6 +53,19 @@ def _kind(kind: str) -> Kind:
     return KINDS[kind]
 
 
+def check_target_name_free(s, name: str) -> None:
+    """In write transaction ``s``: :class:`Conflict` when a chat collection or an annotation project is called
+    ``name`` already. The two share one namespace: their codes name their target, and ``dialeval admin invite
+    NAME`` must find exactly one."""
+    from dialeval.service.annotation.tables import AnnotationProject
+    from dialeval.service.collection.tables import Collection
+
+    for what, table in (("a collection", Collection), ("an annotation project", AnnotationProject)):
+        if s.scalar(select(table.id).where(table.name == name)) is not None:
+            raise Conflict(f"{what} named {name!r} exists already: the name is taken (collections and annotation "
+                           "projects share names); choose another")
+
+
 def create_invitations(db: Database, kind: str, target: str, count: int, now: datetime, *,
                        label: str = "") -> list[str]:
     """Make ``count`` new codes of ``kind`` for ``target``; returns them (the only time they are shown).

@@ -103,3 +103,17 @@ def test_an_expired_assignment_is_taken_back_while_a_slot_is_free(pj):
     projects.save_label(pj.db, a, asg.id, 1, "validity", "VALID", pj.clock())
     projects.save_label(pj.db, a, asg.id, 3, "validity", "VALID", pj.clock())
     assert projects.submit(pj.db, a, asg.id, pj.clock()).state == "finished"
+
+
+def test_collections_and_projects_share_one_namespace(pj):
+    import pytest
+
+    from dialeval.service.collection import chats
+    from dialeval.service.errors import Conflict
+
+    pj.project("shared", chats_corpus(2), overlap=1, n_codes=1)
+    with pytest.raises(Conflict, match="an annotation project named 'shared' exists already"):
+        chats.create_collection(pj.db, "shared", "builtin:echo", pj.clock())
+    chats.create_collection(pj.db, "chats1", "builtin:echo", pj.clock())
+    with pytest.raises(Conflict, match="a collection named 'chats1' exists already: the name is taken"):
+        projects.create_project(pj.db, "chats1", chats_corpus(2), "wochat", 1, pj.clock())

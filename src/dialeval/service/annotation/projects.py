@@ -96,11 +96,8 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
                       f"{empty[0]!r}: no turn of the senders it labels)")
     seed = secrets.randbits(31) if seed is None else int(seed)
     ties = policy.tie_order(seed, len(corpus.dialogues))
-    from dialeval.service.collection.tables import Collection
     with db.write() as s:
-        if s.scalar(select(AnnotationProject.id).where(AnnotationProject.name == name)) is not None or \
-                s.scalar(select(Collection.id).where(Collection.name == name)) is not None:
-            raise Conflict(f"the name {name!r} is taken (by a project or a collection); choose another")
+        invitations.check_target_name_free(s, name)
         p = AnnotationProject(name=name, scheme=sch.name, overlap=overlap, hide_speakers=bool(hide_speakers),
                               guidelines=guidelines, timeout_s=timeout_s, seed=seed, source=source[:500],
                               meta={"format": corpus.format, "dialogues": len(corpus.dialogues)}, created_at=now)

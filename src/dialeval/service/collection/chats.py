@@ -27,7 +27,7 @@ from dialeval.service.collection import sessions
 from dialeval.service.collection.engines import DEFAULT_TIMEOUT_S, EngineError, default_name, make_engine
 from dialeval.service.collection.tables import ChatSession, ChatTurn, Collection
 from dialeval.service.db import Database, Invitation
-from dialeval.service.errors import Conflict, Invalid, NotFound
+from dialeval.service.errors import Invalid, NotFound
 from dialeval.service.tasks import TASK_NAME
 
 KIND = "collection"
@@ -64,8 +64,7 @@ def create_collection(db: Database, name: str, engine_spec: str | None, now: dat
             raise Invalid(str(e)) from None
         engine_name = sessions.check_engine_name(engine_name or default_name(engine_spec))
     with db.write() as s:
-        if s.scalar(select(Collection.id).where(Collection.name == name)) is not None:
-            raise Conflict(f"a collection named {name!r} exists already")
+        invitations.check_target_name_free(s, name)
         c = Collection(name=name, human_human=human_human, engine_spec=engine_spec, engine_model=engine_model or "",
                        engine_name=engine_name, engine_timeout_s=float(timeout_s), max_turns=max_turns,
                        created_at=now)
