@@ -102,24 +102,20 @@ def register(app: typer.Typer) -> None:
         For a gold corpus of another format (DBDC, WOCHAT, ConTurE, DSTC9), score its scales' distributions:
         JSD and MSE, plus NMD and RSNOD for ordinal scales (see `dialeval.turnscoring`).
         """
+        variant = getattr(rsnod_variant, "value", rsnod_variant)
         if is_streamed(gold):  # STC-3 gold as JSON Lines or gzip
             gold_source = read_records([gold])
         else:
             check_not_swapped(submission, gold)
             gold_source = None
         run_source = _run_records(submission) if _is_prediction_output(submission) else None
-        if gold_source is not None or run_source is not None:
-            s = score(run_source if run_source is not None else str(submission),
-                      gold_source if gold_source is not None else str(gold), alpha=alpha, strict=strict,
-                      rsnod_variant=getattr(rsnod_variant, "value", rsnod_variant))
-            return _report(s, submission, gold, strict=strict, per_dialogue=per_dialogue, format=format,
-                           display=display, alpha=alpha)
-        if is_other_corpus(gold):
-            return evaluate_other_corpus(submission, gold, strict=strict, rsnod_variant=getattr(
-                rsnod_variant, "value", rsnod_variant), average=getattr(average, "value", average), blocks=blocks,
-                per_dialogue=per_dialogue, format=format.value, threshold=dbdc_threshold)
-        s = score(str(submission), str(gold), alpha=alpha, strict=strict,
-                  rsnod_variant=getattr(rsnod_variant, "value", rsnod_variant))
+        if gold_source is None and run_source is None and is_other_corpus(gold):
+            return evaluate_other_corpus(submission, gold, strict=strict, rsnod_variant=variant,
+                                         average=getattr(average, "value", average), blocks=blocks,
+                                         per_dialogue=per_dialogue, format=format.value, threshold=dbdc_threshold)
+        s = score(run_source if run_source is not None else str(submission),
+                  gold_source if gold_source is not None else str(gold), alpha=alpha, strict=strict,
+                  rsnod_variant=variant)
         _report(s, submission, gold, strict=strict, per_dialogue=per_dialogue, format=format, display=display,
                 alpha=alpha)
 
