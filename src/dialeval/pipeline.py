@@ -247,7 +247,15 @@ def predict_many(inputs: Iterable[str | os.PathLike] | str | os.PathLike, out: s
     progress : bool, optional
         A progress bar in dialogues on stderr (None: when stderr is a terminal).
     """
-    plan = Plan(inputs, out, model, subtask)
+    return run_plan(Plan(inputs, out, model, subtask), scheduler=scheduler, workers=workers, fail_fast=fail_fast,
+                    progress=progress)
+
+
+def run_plan(plan: Plan, *, scheduler: str | None = None, workers: int | None = None, fail_fast: bool = False,
+             progress: bool | None = None) -> dict:
+    """Predict the shards ``plan`` has to do (see :func:`predict_many`); returns the manifest.
+
+    For a caller that wants to know the plan too (``plan.skipped``: shards an earlier run finished)."""
     if scheduler is not None:
         from dialeval.distributed import run_distributed
 
@@ -259,7 +267,7 @@ def predict_many(inputs: Iterable[str | os.PathLike] | str | os.PathLike, out: s
     if plan.todo:
         from dialeval import progress as _progress
 
-        est = load_estimator(model)
+        est = load_estimator(plan.model)
         total = plan.total() if _progress.enabled(progress) else None
         with _progress.bar(f"predicting {len(plan.todo)} shard(s)", total, progress=progress) as bar:
             for src, name in plan.todo:

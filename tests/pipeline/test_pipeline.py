@@ -93,6 +93,9 @@ def test_cli_predict_folder_and_errors(shards, tmp_path, monkeypatch, capsys):
     assert sorted(outputs(tmp_path / "o")) == ["a.jsonl", "c.jsonl", "manifest.json"]
     assert run(["predict", str(shards[0].parent / "*.jsonl*"), "--out", str(tmp_path / "o")]) == 0
     assert "wrote 0 shard(s) to" in (e := capsys.readouterr().err) and "(2 already done, skipped)" in e
+    (tmp_path / "o" / "a.jsonl").unlink()    # predicted again, to the same bytes: not "already done"
+    assert run(["predict", str(shards[0].parent / "*.jsonl*"), "--out", str(tmp_path / "o")]) == 0
+    assert "wrote 1 shard(s) to" in (e := capsys.readouterr().err) and "(1 already done, skipped)" in e
     assert run(["predict", str(shards[0]), "--out", str(tmp_path / "o2"), "--workers", "2"]) == 2
     assert "--workers 2 needs --scheduler local" in capsys.readouterr().err
     assert run(["predict", str(shards[0]), "--out", str(tmp_path / "o3"), "--scheduler", "udp://x"]) == 2

@@ -150,15 +150,6 @@ def _markdown(title: str, head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _done_before(out_dir: Path) -> set[tuple[str, str]]:
-    """(output, checksum) of the shards an earlier run's manifest in ``out_dir`` lists."""
-    try:
-        doc = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
-        return {(e["output"], e["output_sha256"]) for e in doc["shards"]}
-    except (OSError, ValueError, KeyError, TypeError):
-        return set()
-
-
 def _turn_corpus(source: str, from_) -> bool:
     """Whether ``source`` is one corpus of a turn-level format (DBDC, WOCHAT, ConTurE, DSTC9), not STC-3 shards."""
     from dialeval.io.detect import detect
@@ -258,14 +249,13 @@ def register(app: typer.Typer) -> None:
         if from_ is not None:
             raise DialevalError("--from is for a single input written to a run file (--out NAME.json); a folder "
                                 "--out reads STC-3 arrays and JSON Lines")
-        from dialeval.pipeline import predict_many
+        from dialeval.pipeline import Plan, run_plan
 
-        before = _done_before(out_path)
-        manifest = predict_many(dialogues, out_path, model=model, subtask=_value(subtask), scheduler=scheduler,
-                                workers=workers, fail_fast=fail_fast)
+        plan = Plan(dialogues, out_path, model, _value(subtask))
+        manifest = run_plan(plan, scheduler=scheduler, workers=workers, fail_fast=fail_fast)
         t = manifest["totals"]
-        skipped = sum(1 for e in manifest["shards"] if (e["output"], e["output_sha256"]) in before)
-        err.print(f"wrote {t['shards'] - skipped} shard(s) to {out_path} ({skipped} already done, skipped); "
+        err.print(f"wrote {t['shards'] - plan.skipped} shard(s) to {out_path} ({plan.skipped} already done, "
+                  "skipped); "
                   f"{t['dialogues']} dialogue(s) predicted, {t['rejected']} rejected"
                   + (f" (see {out_path / 'rejects'})" if t["rejected"] else ""), markup=False)
         if t["in_training"]:
