@@ -19,6 +19,7 @@ from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_wo
 
 from dialeval import progress as _progress
 from dialeval.errors import DialevalError, describe
+from dialeval.threads import default_threads
 
 PLUGIN = "dialeval-model"
 TOPIC = "dialeval-progress"
@@ -86,8 +87,8 @@ def connect(scheduler: str, workers: int | None) -> tuple[Client, LocalCluster |
     if scheduler == "local":
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
             raise DialevalError(f"--workers {workers!r} is not allowed; allowed are integers >= 1 (worker processes "
-                                "of the LocalCluster; default: one per CPU)")
-        n = workers if workers is not None else max(1, len(os.sched_getaffinity(0)))
+                                "of the LocalCluster; default: $DIALEVAL_THREADS, else one per CPU)")
+        n = workers if workers is not None else default_threads()
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                                silence_logs=40)
         return Client(cluster), cluster
@@ -123,13 +124,14 @@ def run_distributed(plan, scheduler: str, *, workers: int | None = None, fail_fa
             futures = [client.submit(_shard_task, str(Path(src).resolve()), out, name, plan.subtasks, fail_fast,
                                      key=f"dialeval-shard-{i}-{name}", retries=RETRIES, pure=False)
                        for i, (src, name) in enumerate(plan.todo)]
+            inputs = {name: str(src) for src, name in plan.todo}
             for fut in as_completed(futures):
                 try:
                     entry = fut.result()
                 except DialevalError:
                     client.cancel(futures)
                     raise
-                entry["input"] = str(dict((n, s) for s, n in plan.todo)[entry["output"]])
+                entry["input"] = inputs[entry["output"]]
                 plan.done(entry)
             client.unsubscribe_topic(TOPIC)
     finally:

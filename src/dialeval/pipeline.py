@@ -241,7 +241,8 @@ def predict_many(inputs: Iterable[str | os.PathLike] | str | os.PathLike, out: s
         None: in this process. ``"local"``: a Dask LocalCluster of ``workers`` processes. An address: a
         running Dask cluster (:mod:`dialeval.distributed`). The output bytes are the same either way.
     workers : int, optional
-        Worker processes of the local cluster (default: the number of CPUs).
+        Worker processes of the local cluster (default: ``$DIALEVAL_THREADS``, else the number of CPUs this
+        process may use: :func:`dialeval.threads.default_threads`).
     fail_fast : bool
         Stop at the first dialogue that fails validation (default: reject it and go on).
     progress : bool, optional
