@@ -47,6 +47,17 @@ def fold_of(dialogue_id: str, k: int) -> int:
     return int(hashlib.sha256(str(dialogue_id).encode("utf-8")).hexdigest(), 16) % k
 
 
+def folds_of(corpus: Corpus, k: int) -> list[int]:
+    """:func:`fold_of` of each dialogue of ``corpus`` (in its order); an error when a fold is left empty."""
+    fold = [fold_of(i, k) for i in corpus.ids()]
+    present = set(fold)
+    empty = [f + 1 for f in range(k) if f not in present]
+    if empty:
+        raise DialevalError(f"{k} folds of {len(fold)} dialogues leave fold(s) {empty} empty; use fewer folds",
+                            file=corpus.source)
+    return fold
+
+
 def columns(subtasks: tuple[str, ...]) -> list[str]:
     """The scorer's columns for ``subtasks``: ``quality.<measure>.<key>`` and ``nugget.<measure>``."""
     out = []
@@ -203,11 +214,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
     parts = []
     for n, corpus in enumerate(loaded):
         ids = corpus.ids()
-        fold = np.array([fold_of(i, folds) for i in ids], dtype=np.int64)
-        empty = [f + 1 for f in range(folds) if not np.any(fold == f)]
-        if empty:
-            raise DialevalError(f"{folds} folds of {len(ids)} dialogues leave fold(s) {empty} empty; use fewer "
-                                "folds", file=corpus.source)
+        fold = folds_of(corpus, folds)
         gold = load_gold(corpus)
         missing = [s for s in subtasks if s not in gold.subtasks]
         if missing:
@@ -216,7 +223,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
         sub = None
         if out_dir is not None:
             sub = Path(out_dir) if len(loaded) == 1 else Path(out_dir) / _folder_name(corpus, n)
-        parts.append({"corpus": corpus, "ids": ids, "fold": fold.tolist(), "gold": gold, "out": sub,
+        parts.append({"corpus": corpus, "ids": ids, "fold": fold, "gold": gold, "out": sub,
                       "scores": [], "sizes": [], "records": {}, "runs": []})
     cols = columns(subtasks)
     seconds: list[float] = []
@@ -280,11 +287,7 @@ def _cross_validate_turns(corpus: Corpus, kind: str, folds: int, seed: int, para
     from dialeval.turnscoring import prepare_gold, score_turns
 
     ids = corpus.ids()
-    fold = [fold_of(i, folds) for i in ids]
-    empty = [f + 1 for f in range(folds) if f not in fold]
-    if empty:
-        raise DialevalError(f"{folds} folds of {len(ids)} dialogues leave fold(s) {empty} empty; use fewer folds",
-                            file=corpus.source)
+    fold = folds_of(corpus, folds)
     cols = turn_columns(corpus)
     if not cols:
         raise DialevalError("the corpus labels no turn on a turn-level scale; nothing to cross-validate",
