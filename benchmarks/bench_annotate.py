@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE.parent / "tests" / "service"))
 sys.path.insert(0, str(HERE.parent / "tests" / "service" / "annotation"))
 sys.path.insert(0, str(HERE))
 from annotation_support import chats_corpus  # noqa: E402
-from service_support import drop_schema, fresh_schema_url  # noqa: E402
+from service_support import PG_DEFAULT, drop_schema, fresh_schema_url  # noqa: E402
 
 from bench_collect import serve  # noqa: E402
 from dialeval.service import invitations  # noqa: E402
@@ -47,7 +47,6 @@ from dialeval.service.annotation.tables import AnnotationItem, Assignment, Label
 from dialeval.service.config import utcnow  # noqa: E402
 from dialeval.service.db import Database  # noqa: E402
 
-PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 TARGET_MEDIAN_MS, TARGET_P95_MS = 50.0, 200.0
 LEVELS = ("VALID", "ACCEPTABLE", "INVALID")
 

@@ -38,7 +38,7 @@ from sqlalchemy import select
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "service"))
-from service_support import drop_schema, free_port, fresh_schema_url  # noqa: E402
+from service_support import PG_DEFAULT, drop_schema, free_port, fresh_schema_url  # noqa: E402
 
 from dialeval.service import invitations  # noqa: E402
 from dialeval.service.collection import chats  # noqa: E402
@@ -46,7 +46,6 @@ from dialeval.service.collection.tables import ChatTurn  # noqa: E402
 from dialeval.service.config import utcnow  # noqa: E402
 from dialeval.service.db import Database  # noqa: E402
 
-PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 TARGET_MS = 20.0
 
 
