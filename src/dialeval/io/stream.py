@@ -213,6 +213,14 @@ def iter_lines(fh: BinaryIO) -> Iterator[tuple[int, bytes]]:
             yield n, body
 
 
+def iter_items(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The raw items of one file as ``(line, bytes)``: the lines of JSON Lines or the elements of a JSON array
+    (:func:`is_jsonl` decides), gzip'ed or not; the file is open while the items are read."""
+    with open_binary(path) as fh:
+        head = fh.peek(64)[:64] if hasattr(fh, "peek") else b""
+        yield from (iter_lines(fh) if is_jsonl(path, head) else iter_array(fh, str(path)))
+
+
 def validate(obj: object) -> StreamedDialogue:
     """One parsed item as a dialogue to predict; a :class:`DialevalError` (with the id when known) otherwise.
 
@@ -285,30 +293,27 @@ def iter_dialogues(path: str | os.PathLike, rejects: list[Reject] | None = None,
 
 def _dialogues(path: Path, name: str, rejects: list[Reject], fail_fast: bool) -> Iterator[StreamedDialogue]:
     seen: set[str] = set()
-    with open_binary(path) as fh:
-        head = fh.peek(64)[:64] if hasattr(fh, "peek") else b""
-        items = iter_lines(fh) if is_jsonl(path, head) else iter_array(fh, name)
-        for index, (line, data) in enumerate(items):
-            did = None
-            try:
-                if not data:
-                    raise DialevalError("not valid JSON: a value is missing")
-                obj = _parse(data)
-                if isinstance(obj, dict) and isinstance(obj.get("id"), str | int):
-                    did = str(obj["id"])
-                d = validate(obj)
-                if d.id in seen:
-                    raise DialevalError("duplicate dialogue id in this shard", field="id")
-                seen.add(d.id)
-            except DialevalError as e:
-                reject = Reject(name, line, index, did, f"{e.field}: {e.message}" if e.field else e.message)
-                if fail_fast:
-                    raise DialevalError(f"line {line}: item {index}: {reject.error} (--fail-fast)", file=name,
-                                        dialogue=did) from None
-                rejects.append(reject)
-                continue
-            d.line, d.index = line, index
-            yield d
+    for index, (line, data) in enumerate(iter_items(path)):
+        did = None
+        try:
+            if not data:
+                raise DialevalError("not valid JSON: a value is missing")
+            obj = _parse(data)
+            if isinstance(obj, dict) and isinstance(obj.get("id"), str | int):
+                did = str(obj["id"])
+            d = validate(obj)
+            if d.id in seen:
+                raise DialevalError("duplicate dialogue id in this shard", field="id")
+            seen.add(d.id)
+        except DialevalError as e:
+            reject = Reject(name, line, index, did, f"{e.field}: {e.message}" if e.field else e.message)
+            if fail_fast:
+                raise DialevalError(f"line {line}: item {index}: {reject.error} (--fail-fast)", file=name,
+                                    dialogue=did) from None
+            rejects.append(reject)
+            continue
+        d.line, d.index = line, index
+        yield d
 
 
 def batched(items: Iterable[StreamedDialogue], size: int) -> Iterator[list[StreamedDialogue]]:
@@ -337,12 +342,9 @@ def read_records(inputs: Iterable[str | os.PathLike]) -> list:
     """
     out: list = []
     for path in expand_inputs(inputs):
-        name = str(path)
-        with open_binary(path) as fh:
-            head = fh.peek(64)[:64] if hasattr(fh, "peek") else b""
-            for line, data in (iter_lines(fh) if is_jsonl(path, head) else iter_array(fh, name)):
-                try:
-                    out.append(_parse(data) if data else _parse(b","))
-                except DialevalError as e:
-                    raise DialevalError(f"line {line}: {e.message}", file=name) from None
+        for line, data in iter_items(path):
+            try:
+                out.append(_parse(data) if data else _parse(b","))
+            except DialevalError as e:
+                raise DialevalError(f"line {line}: {e.message}", file=str(path)) from None
     return out
