@@ -95,8 +95,8 @@ class Estimator(ABC):
                 raise DialevalError(f"the corpus labels no turn on a turn-level scale, so there is nothing to learn "
                                     f"(its scales: {have})", file=corpus.source)
             table = TurnTable.from_corpus(corpus, stc3=False)
+            self.scales = scales  # set first: a kind's _fit_turns reads the scales' kinds and levels
             self._fit_turns(table, turn_targets(corpus, table, scales))
-            self.scales = scales
         self.fitted = True
         self.training_fingerprints = np.unique(leakage.fingerprints(table))
         self.info.setdefault("trained_on", {"source": corpus.source, "dialogues": table.n_dialogues,

@@ -154,6 +154,11 @@ class Prior(_QualityPrior, Estimator):
     customer_mean: np.ndarray | None = None
     helpdesk_mean: np.ndarray | None = None
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.turn_means: dict[str, np.ndarray] = {}
+        """Turn-level scales: the training mean distribution of each."""
+
     def _fit(self, table: TurnTable, y: Predicted) -> None:
         self._fit_quality(y)
         if y.customer is not None:
@@ -178,7 +183,7 @@ class Prior(_QualityPrior, Estimator):
         arrays = self._quality_arrays()
         if self.customer_mean is not None:
             arrays |= {"customer": self.customer_mean, "helpdesk": self.helpdesk_mean}
-        arrays |= {f"turn/{n}": m for n, m in getattr(self, "turn_means", {}).items()}
+        arrays |= {f"turn/{n}": m for n, m in self.turn_means.items()}
         return {}, arrays
 
     def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:

@@ -254,6 +254,8 @@ class Linear(Estimator):
         p["ngram_max"] = check_param(self.kind, "ngram_max", p["ngram_max"], type_=int, lo=1, hi=6)
         p["max_features"] = check_param(self.kind, "max_features", p["max_features"], type_=int, lo=1)
         p["context_weight"] = check_param(self.kind, "context_weight", p["context_weight"], type_=float, lo=0)
+        self.senders: tuple[str, ...] = ()
+        """Turn-level scales: the senders of the training corpus (the one-hot sender features)."""
         p["max_iter"] = check_param(self.kind, "max_iter", p["max_iter"], type_=int, lo=1)
         self.turn_vec: _Tfidf | None = None
         self.turn_scaler: _Scaler | None = None
@@ -361,7 +363,7 @@ class Linear(Estimator):
                 arrays |= {f"{name}_mean": sc.mean, f"{name}_std": sc.std}
         for name, head in self.heads.items():
             arrays |= {f"{name}_W": head.W, f"{name}_b": head.b}
-        return {"heads": sorted(self.heads), "senders": list(getattr(self, "senders", ()))}, arrays
+        return {"heads": sorted(self.heads), "senders": list(self.senders)}, arrays
 
     def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:
         p = self.params

@@ -212,6 +212,10 @@ class Neural(Estimator):
         self.members: list[dict[str, np.ndarray]] = []
         self.feat_mean: np.ndarray | None = None
         self.feat_std: np.ndarray | None = None
+        self.senders: tuple[str, ...] = ()
+        """Turn-level scales: the senders of the training corpus (the one-hot sender features)."""
+        self.stacked = None
+        """Turn-level scales with ``stack_linear`` > 0: the linear model averaged in."""
 
     # -- features ---------------------------------------------------------------------------------
     def _features(self, table: TurnTable, *, fit: bool = False) -> np.ndarray:
@@ -302,7 +306,7 @@ class Neural(Estimator):
             Y[table.dialogue[rows], table.position[rows]] = probs
             m[table.dialogue[rows], table.position[rows]] = True
             data[f"Y/{name}"], data[f"m/{name}"] = Y, m
-            heads.append((name, probs.shape[1], self.scales_kind.get(name, "nominal") == "ordinal"))
+            heads.append((name, probs.shape[1], self.scales[name].kind == "ordinal"))
         seeds = [self.seed + m for m in range(p["ensemble"])]
         with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, "
                            f"{table.n_dialogues} dialogues)", len(seeds) * p["epochs"], progress=self.progress) as bar:
@@ -327,21 +331,11 @@ class Neural(Estimator):
                 for name, probs in forward_turns_numpy(w, X, mask, list(flat)).items():
                     flat[name][turns] += probs[mask] / len(self.members)
         out = {n: flat[n][r] for n, r in rows.items()}
-        if getattr(self, "stacked", None) is not None:
+        if self.stacked is not None:
             w = self.params["stack_linear"]
             lin = self.stacked._predict_turns(table, rows)
             out = {n: (1 - w) * out[n] + w * lin[n] for n in out}
         return {n: normalise_rows(v) if len(v) else v for n, v in out.items()}
-
-    @property
-    def scales_kind(self) -> dict[str, str]:
-        return {n: s.kind for n, s in self.scales.items()} or getattr(self, "_fitting_kinds", {})
-
-    def fit(self, corpus):
-        from dialeval.models.turndata import turn_scales_of
-
-        self._fitting_kinds = {n: s.kind for n, s in turn_scales_of(corpus).items()}
-        return super().fit(corpus)
 
     # -- state ------------------------------------------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
@@ -351,7 +345,7 @@ class Neural(Estimator):
         config = {"members": len(self.members), "encoder": encoders.ENCODER, "features": list(POSITION_FEATURES)}
         if self.scales:
             config["senders"] = list(self.senders)
-        if getattr(self, "stacked", None) is not None:
+        if self.stacked is not None:
             lin_config, lin_arrays = self.stacked._state()
             config["stacked_linear"] = lin_config
             arrays.update({f"linear/{k}": v for k, v in lin_arrays.items()})
