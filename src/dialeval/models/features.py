@@ -29,3 +29,12 @@ def position_features(table: TurnTable) -> np.ndarray:
             np.where(n > 1, pos / np.maximum(n - 1, 1), 0.0), np.log1p(n), np.log1p(chars), chars == 0,
             question, np.log1p(pos), np.log1p(n - 1 - pos)]
     return np.stack([np.asarray(c, dtype=np.float64) for c in cols], axis=1).astype(np.float32)
+
+
+def sender_onehot(table: TurnTable, senders: tuple[str, ...]) -> np.ndarray:
+    """``len(table.texts) × len(senders)`` float32: 1 where the turn's sender is that one of ``senders`` (the
+    training corpus's senders, sorted; a sender not among them is all zeros)."""
+    who = np.asarray(table.senders, dtype=object)
+    if not senders:
+        return np.zeros((len(who), 0), dtype=np.float32)
+    return np.column_stack([who == s for s in senders]).astype(np.float32)

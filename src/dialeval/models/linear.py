@@ -42,7 +42,7 @@ from dialeval.io.stc3 import QUALITY_KEYS
 from dialeval.models.base import Estimator, normalise_rows, register
 from dialeval.models.baselines import check_param
 from dialeval.models.data import CUSTOMER, HELPDESK, Predicted, TurnTable
-from dialeval.models.features import position_features
+from dialeval.models.features import position_features, sender_onehot
 from dialeval.models.turndata import TurnArrays
 
 
@@ -202,9 +202,8 @@ def dialogue_aggregates(table: TurnTable) -> np.ndarray:
 
 def _dense_turn_features(table: TurnTable, senders: tuple[str, ...]) -> np.ndarray:
     """Position features and a one-hot of the sender over ``senders`` (the training corpus's)."""
-    who = np.asarray(table.senders, dtype=object)
-    onehot = np.column_stack([who == s for s in senders]).astype(np.float64) if senders else np.zeros((len(who), 0))
-    return np.column_stack([position_features(table).astype(np.float64), onehot])
+    return np.column_stack([position_features(table).astype(np.float64),
+                            sender_onehot(table, senders).astype(np.float64)])
 
 
 @register

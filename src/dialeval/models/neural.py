@@ -31,7 +31,7 @@ from dialeval.io.stc3 import QUALITY_KEYS
 from dialeval.models import encoders
 from dialeval.models.base import Estimator, normalise_rows, register
 from dialeval.models.data import Predicted, TurnTable
-from dialeval.models.features import POSITION_FEATURES, position_features
+from dialeval.models.features import POSITION_FEATURES, position_features, sender_onehot
 from dialeval.models.turndata import TurnArrays
 from dialeval.threads import default_threads
 
@@ -290,10 +290,9 @@ class Neural(Estimator):
         """USE embedding, standardised position features and the sender (one-hot over the training senders)."""
         if fit:
             self.senders = tuple(sorted(set(table.senders)))
-        who = np.asarray(table.senders, dtype=object)
-        onehot = np.column_stack([who == s for s in self.senders]).astype(np.float32)
         base = self._features(table, fit=fit)
-        return np.concatenate([base, onehot, context_similarities(table, base[:, :encoders.DIM])], axis=1)
+        return np.concatenate([base, sender_onehot(table, self.senders),
+                               context_similarities(table, base[:, :encoders.DIM])], axis=1)
 
     def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
         p = self.params
