@@ -182,7 +182,7 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     if to == PredictTo.dbdc:
-        from dialeval.models.transfer import write_dbdc_labels
+        from dialeval.io.turnruns import write_dbdc_labels
 
         files = write_dbdc_labels(records, str(out_path))
         err.print(f"wrote {len(files)} DBDC3 labels file(s) to {out_path}", markup=False)

@@ -206,3 +206,43 @@ def run_document(dists: dict[str, Distributions]) -> list[dict]:
             e["turns"].sort(key=lambda x: x["turn"])
     return list(by_id.values())
 
+
+def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) -> list[str]:
+    """Write a turn-layout run in DBDC3's submission layout (layout 2 above, which :func:`read_turn_run` reads):
+    ``<folder>/<dialogue-id>.labels.json`` per dialogue.
+
+    Each ``{"dialogue-id", "turns": [{"turn-index", "labels": [{"breakdown", "prob-O", "prob-T", "prob-X"}]}]}``
+    with the hard label of the run. Returns the files written.
+    """
+    import json
+    from pathlib import Path
+
+    from dialeval.io.atomic import write_text
+
+    out = Path(folder)
+    if out.exists() and not out.is_dir():
+        raise DialevalError(f"{out} exists and is not a folder; --to dbdc writes a folder of *.labels.json")
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for rec in records:
+        turns = []
+        for t in rec.get("turns", []):
+            dist = t.get(scale)
+            if not isinstance(dist, dict):
+                continue
+            if tuple(dist) != BREAKDOWN_LEVELS:
+                raise DialevalError(f"--to dbdc needs the O, T, X scale {scale!r}; the run has levels "
+                                    + ", ".join(dist))
+            label = {scale: t.get("labels", {}).get(scale) or max(dist, key=dist.get)}
+            label |= {f"prob-{lv}": dist[lv] for lv in BREAKDOWN_LEVELS}
+            turns.append({"turn-index": t["turn"], "labels": [label]})
+        if not turns:
+            continue
+        name = str(rec["id"]).replace("/", "_")
+        path = out / f"{name}.labels.json"
+        write_text(path, json.dumps({"dialogue-id": rec["id"], "turns": turns}, ensure_ascii=False,
+                                    allow_nan=False, indent=1) + "\n")
+        written.append(str(path))
+    if not written:
+        raise DialevalError(f"the run predicts no turn on scale {scale!r}; nothing to write with --to dbdc")
+    return written
