@@ -34,13 +34,12 @@ import numpy as np
 import dialeval
 from dialeval.breakdown import LEVELS, dbdc3_scores
 from dialeval.io.jsonarray import json_text
-from dialeval.io.turnruns import read_turn_run
 from dialeval.metaeval import correlate_with_humans, dimension_means
 from dialeval.models import train
 from dialeval.models.base import Estimator
 from dialeval.models.transfer import predict_turn_scales, turn_scores
+from dialeval.scoring import load_gold, score_aligned
 from dialeval.stats.correlation import correlate
-from dialeval.turnscoring import prepare_gold, score_aligned
 
 HERE = Path(__file__).resolve().parent
 PARAMS = {"linear": {"C": 0.1},
@@ -103,13 +102,13 @@ def predict_records(model, corpus) -> list[dict]:
     return predict_turn_scales(corpus, model, progress=False)
 
 
-def dbdc_eval(records: list[dict], gold: dict) -> dict:
-    run = read_turn_run(records, gold)
+def dbdc_eval(records: list[dict], gold) -> dict:
+    run = gold.read_run(records)
     out = {}
     for avg in ("dialogue", "turn"):
         s = score_aligned(run, gold, average=avg).summary()["scales"]["breakdown"]
         out[avg] = {k: round(v, 5) for k, v in s.items()}
-    g = gold["breakdown"]
+    g = gold.items["breakdown"]
     d3 = dbdc3_scores(g.probs[run.rows["breakdown"]], run.probs["breakdown"])
     out["accuracy"] = round(d3["accuracy"], 4)
     out["f1_X"] = round(d3["X"]["f_measure"], 4)
@@ -174,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     dev = dialeval.read_corpus(args.data / "dbdc3" / "en" / "dev")
     ev = dialeval.read_corpus(args.data / "dbdc3" / "en" / "eval")
     conture = dialeval.read_corpus(args.data / "conture" / "data.json")
-    gold = prepare_gold(ev)
+    gold = load_gold(ev)
     models: dict[str, object] = {}
     seconds = {}
     for name in ("prior", "bow", "linear", "neural"):

@@ -22,13 +22,22 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
 
 from dialeval.errors import DialevalError, describe
 
+if TYPE_CHECKING:
+    from dialeval.corpus import Scale
+
 Level = Literal["dialogue", "turn", "block"]
 Average = Literal["dialogue", "turn"]
+AVERAGES: tuple[str, ...] = ("dialogue", "turn")
+"""How item scores become one figure: the mean of per-dialogue means (macro), or the mean over items (micro)."""
+
+DEFAULT_MEASURES: dict[str, tuple[str, ...]] = {"nominal": ("jsd", "mse"), "ordinal": ("jsd", "mse", "nmd", "rsnod")}
+"""Measures of a scale that no declared task claims (a DSTC9 rating, say), by the scale's kind."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +58,27 @@ class Task:
     """Levels from best to worst, for transfer between compatible open-domain turn tasks."""
     formats: tuple[str, ...] = ()
     """Corpus formats (:mod:`dialeval.io.formats` names) whose scales this task scores."""
+
+    def summary_path(self, measure: str, scale: str) -> tuple[str, ...]:
+        """Where the mean of ``measure`` on ``scale`` sits in a scores summary.
+
+        An STC-3 subtask keeps the official shape: ``(subtask, measure, scale)``, or ``(subtask, measure)``
+        when the senders' scales are combined into one figure (ND); other tasks: ``("scales", scale, measure)``.
+        """
+        if self.subtask is not None:
+            return (self.subtask, measure) if self.sender_weights else (self.subtask, measure, scale)
+        return ("scales", scale, measure)
+
+    def column(self, measure: str, scale: str) -> str:
+        """The per-dialogue column of ``measure`` on ``scale``: ``quality.nmd.A``, ``nugget.jsd``,
+        ``breakdown/jsd``."""
+        if self.subtask is not None:
+            return ".".join(self.summary_path(measure, scale))
+        return f"{scale}/{measure}"
+
+    def columns(self) -> list[str]:
+        """Every column of the task, measure by measure (one per scale, or one when senders are combined)."""
+        return list(dict.fromkeys(self.column(m, s) for m in self.measures for s in self.scales))
 
     def turn_values(self) -> tuple[float, ...]:
         """The turn score of each level (``good_to_bad`` order): ``len - 1`` for the best, 0 for the worst."""
@@ -83,21 +113,37 @@ def get(name: str) -> Task:
     return TASKS[name]
 
 
-def subtask_measures() -> dict[str, tuple[str, ...]]:
-    """``{subtask: measures}`` of the STC-3 tasks, in declaration order (``quality``, ``nugget``)."""
-    return {t.subtask: t.measures for t in TASKS.values() if t.subtask is not None}
+def tasks_for(scales: Mapping[str, Scale]) -> tuple[Task, ...]:
+    """The tasks that score a gold with these scales, in the order the scales come.
 
-
-def scored_by_subtasks(fmt: str) -> bool:
-    """True when a task declared for corpus format ``fmt`` is an STC-3 subtask (scored by
-    :mod:`dialeval.scoring`); other corpora are scored per scale by :mod:`dialeval.turnscoring`.
+    A declared task is narrowed to the scales the gold has; a scale no declared task claims gets a task of
+    its own (named after it, at its level, with :data:`DEFAULT_MEASURES` of its kind).
 
     Examples
     --------
-    >>> scored_by_subtasks("stc3"), scored_by_subtasks("dbdc"), scored_by_subtasks("dstc9")
-    (True, False, False)
+    >>> from dialeval.io.stc3 import stc3_scales
+    >>> [t.name for t in tasks_for(stc3_scales())]
+    ['stc3-dq', 'stc3-nd']
+    >>> from dialeval.corpus import Scale
+    >>> t, = tasks_for({"likeable": Scale("likeable", ("1", "2", "3"), "ordinal", "dialogue")})
+    >>> t.name, t.level, t.measures, t.columns()[:2]
+    ('likeable', 'dialogue', ('jsd', 'mse', 'nmd', 'rsnod'), ['likeable/jsd', 'likeable/mse'])
     """
-    return any(t.subtask is not None for t in TASKS.values() if fmt in t.formats)
+    out: dict[str, Task] = {}
+    for name, scale in scales.items():
+        t = task_of_scale(name)
+        if t is None:
+            out[name] = Task(name, f"the {scale.kind} {scale.level}-level scale {name!r}", scale.level, (name,),
+                             DEFAULT_MEASURES[scale.kind])
+        elif t.name not in out:
+            present = tuple(s for s in t.scales if s in scales)
+            out[t.name] = t if present == t.scales else replace(t, scales=present)
+    return tuple(out.values())
+
+
+def subtask_measures() -> dict[str, tuple[str, ...]]:
+    """``{subtask: measures}`` of the STC-3 tasks, in declaration order (``quality``, ``nugget``)."""
+    return {t.subtask: t.measures for t in TASKS.values() if t.subtask is not None}
 
 
 def task_of_scale(scale: str) -> Task | None:

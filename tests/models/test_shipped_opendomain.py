@@ -49,7 +49,7 @@ def test_wochat_xml_out_of_the_box(shared_data, tmp_path):
     assert run(["predict", str(one), "--out", str(out)]) == 0
     records = json.loads(out.read_text())
     assert records and all("validity" in t for t in records[0]["turns"])
-    s = dialeval.turnscoring.score_turns(out, one).summary()
+    s = dialeval.score(out, one).summary()
     assert s["items"]["validity"]["scored"] > 0
 
 

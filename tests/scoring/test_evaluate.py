@@ -92,7 +92,11 @@ def test_a_subtask_absent_from_the_run_is_absent_from_the_output(tiny_gold):
 
 def test_settings_describe_the_run(tiny_gold):
     s = dialeval.evaluate(perfect_run(tiny_gold), tiny_gold, rsnod_variant="2018")["settings"]
-    assert s == {"alpha": 0.5, "strict": False, "rsnod_variant": "2018", "dialeval_version": dialeval.__version__}
+    tasks = {"stc3-dq": {"scales": ["A", "S", "E"], "measures": ["nmd", "rsnod"], "average": "dialogue"},
+             "stc3-nd": {"scales": ["nugget_customer", "nugget_helpdesk"], "measures": ["jsd", "rnss"],
+                         "average": "dialogue"}}
+    assert s == {"alpha": 0.5, "strict": False, "rsnod_variant": "2018", "tasks": tasks,
+                 "dialeval_version": dialeval.__version__}
 
 
 def test_unusual_but_valid_runs(tiny_gold):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialeval import scoring, tasks, turnscoring
+from dialeval import scoring, tasks
 from dialeval.errors import DialevalError
 from dialeval.io.conture import impression_scale
 from dialeval.io.dbdc import breakdown_scale
@@ -24,7 +24,8 @@ def test_the_five_tasks_are_declared():
 def test_scorers_read_the_registry():
     assert scoring.TASKS == {"quality": ("nmd", "rsnod"), "nugget": ("jsd", "rnss")}
     for scale in (breakdown_scale(), validity_scale(), impression_scale()):
-        assert turnscoring.measures_of(scale) == ("jsd", "mse", "nmd", "rsnod")
+        task, = tasks.tasks_for({scale.name: scale})
+        assert task.measures == ("jsd", "mse", "nmd", "rsnod") and task.level == "turn"
 
 
 def test_levels_of_compatible_tasks_map_from_good_to_bad():
@@ -36,6 +37,10 @@ def test_levels_of_compatible_tasks_map_from_good_to_bad():
     assert tasks.turn_score_values("overall impression", ("0", "1", "2")) == (0.0, 1.0, 2.0)
 
 
-def test_scoring_path_of_each_format():
-    assert tasks.scored_by_subtasks("stc3")
-    assert not any(tasks.scored_by_subtasks(f) for f in ("dbdc", "wochat", "conture", "dstc9"))
+def test_columns_and_summary_paths_come_from_the_declaration():
+    dq, nd = tasks.TASKS["stc3-dq"], tasks.TASKS["stc3-nd"]
+    assert dq.columns() == [f"quality.{m}.{k}" for m in ("nmd", "rsnod") for k in QUALITY_KEYS]
+    assert nd.columns() == ["nugget.jsd", "nugget.rnss"]
+    assert dq.summary_path("nmd", "A") == ("quality", "nmd", "A") and nd.summary_path("jsd", "x") == ("nugget", "jsd")
+    b = tasks.TASKS["dbdc-breakdown"]
+    assert b.columns()[0] == "breakdown/jsd" and b.summary_path("jsd", "breakdown") == ("scales", "breakdown", "jsd")

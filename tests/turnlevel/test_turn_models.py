@@ -20,7 +20,7 @@ from dialeval.models import predict, train
 from dialeval.models.base import Estimator
 from dialeval.models.cv import cross_validate, fold_of
 from dialeval.models.transfer import turn_scores
-from dialeval.turnscoring import score_turns
+from dialeval.scoring import score
 
 SMALL_NEURAL = {"hidden": 16, "epochs": 2, "ensemble": 1, "batch_size": 4}
 
@@ -70,7 +70,7 @@ def test_dbdc_train_predict_is_scored(dbdc_sample, tmp_path, kind, params):
             p = t["breakdown"]
             assert list(p) == ["O", "T", "X"] and abs(sum(p.values()) - 1) < 1e-5
             assert t["labels"]["breakdown"] == max(p, key=p.get)
-    s = score_turns(tmp_path / "run.json", dbdc_sample).summary()
+    s = score(tmp_path / "run.json", dbdc_sample).summary()
     assert s["items"]["breakdown"]["scored"] == len(_labelled_keys(gold, "breakdown"))
     assert 0 <= s["scales"]["breakdown"]["jsd"] < 0.2
     again = predict(dbdc_sample, model=Estimator.load(tmp_path / "m"))
@@ -96,7 +96,7 @@ def test_wochat_validity_train_predict(wochat_sample, tmp_path):
     assert "validity" in model.scales
     records = predict(wochat_sample, model=model, out=tmp_path / "run.json")
     assert all(list(t["validity"]) == ["VALID", "ACCEPTABLE", "INVALID"] for r in records for t in r["turns"])
-    s = score_turns(tmp_path / "run.json", wochat_sample).summary()
+    s = score(tmp_path / "run.json", wochat_sample).summary()
     assert set(s["scales"]["validity"]) == {"jsd", "mse", "nmd", "rsnod"}
 
 
@@ -149,7 +149,7 @@ def test_cli_to_dbdc_and_scores(dbdc_sample, tmp_path):
     lab = doc["turns"][0]["labels"][0]
     assert set(lab) == {"breakdown", "prob-O", "prob-T", "prob-X"}
     assert lab["breakdown"] == max("OTX", key=lambda lv: lab[f"prob-{lv}"])
-    s = score_turns(out, dbdc_sample).summary()  # DBDC3's own layout is read back and scored
+    s = score(out, dbdc_sample).summary()  # DBDC3's own layout is read back and scored
     assert s["items"]["breakdown"]["scored"] > 0
     scores = json.loads((tmp_path / "scores.json").read_text())
     assert all(0 <= t["score"] <= 2 for r in scores for t in r["turns"])

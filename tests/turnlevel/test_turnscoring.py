@@ -1,4 +1,4 @@
-"""Turn-level gold and scoring: closed-form values from MEASURES.md, DBDC3's run format, averages, strictness."""
+"""Turn-level gold and scoring (dialeval.score, the one scorer): closed forms from MEASURES.md, DBDC3 runs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from dialeval.corpus import Corpus, Dialogue, Turn, merge_blocks
 from dialeval.distributions import gold_distributions, gold_document
 from dialeval.io import read_corpus
 from dialeval.io.dbdc import breakdown_scale
-from dialeval.turnscoring import MEASURES_BY_KIND, score_turns, worst
+from dialeval.scoring import score, worst
+from dialeval.tasks import DEFAULT_MEASURES as MEASURES_BY_KIND
 
 THIRD = 1 / 3
 
@@ -42,7 +43,7 @@ def test_gold_distributions():
 def test_measures_table_values_and_macro_average():
     # MEASURES.md rows: p=(1,0,0) vs q=(1/3,1/3,1/3): NMD .5, JSD .4591, RSNOD .4907;
     # p=(0,1,0) vs q=(1,0,0): NMD .5, JSD 1, RSNOD .7071. MSE = sum (p-q)^2 / 3: 6/27 and 2/3.
-    s = score_turns(run((1, 0, 0), (0, 1, 0), (1, 0, 0)), corpus())
+    s = score(run((1, 0, 0), (0, 1, 0), (1, 0, 0)), corpus())
     items = s.items["breakdown"]
     np.testing.assert_allclose(items["nmd"], [0.5, 0.5, 0.0])
     np.testing.assert_allclose(items["jsd"], [0.4591, 1.0, 0.0], atol=5e-5)
@@ -52,7 +53,7 @@ def test_measures_table_values_and_macro_average():
     # macro: d1 = mean of its two turns, d2 = 0; then the mean of the two dialogues
     assert summ["scales"]["breakdown"]["nmd"] == pytest.approx((0.5 + 0.0) / 2)
     assert summ["scales"]["breakdown"]["mse"] == pytest.approx(((6 / 27 + 2 / 3) / 2 + 0) / 2)
-    micro = score_turns(run((1, 0, 0), (0, 1, 0), (1, 0, 0)), corpus(), average="turn").summary()
+    micro = score(run((1, 0, 0), (0, 1, 0), (1, 0, 0)), corpus(), average="turn").summary()
     assert micro["scales"]["breakdown"]["nmd"] == pytest.approx(1 / 3)
     assert list(summ["scales"]["breakdown"]) == list(MEASURES_BY_KIND["ordinal"])
 
@@ -60,11 +61,11 @@ def test_measures_table_values_and_macro_average():
 def test_missing_and_strict():
     r = run((1, 0, 0), (1, 0, 0), (1, 0, 0))[:1]
     r[0]["turns"] = r[0]["turns"][1:]  # only d1 turn 3, a perfect prediction
-    s = score_turns(r, corpus())
+    s = score(r, corpus())
     assert s.summary()["dialogues"] == {"scored": 1, "missing": 1, "extra": 0}
     assert s.summary()["items"]["breakdown"] == {"scored": 1, "missing": 1}  # d1 turn 1 (d2 is out of scope)
     assert s.summary()["scales"]["breakdown"]["nmd"] == 0.0
-    st = score_turns(r, corpus(), strict=True).summary()
+    st = score(r, corpus(), strict=True).summary()
     # d1: (0 + 1) / 2, d2: 1 -> 0.75; MSE worst is 2/L
     assert st["scales"]["breakdown"]["nmd"] == pytest.approx(0.75)
     assert st["scales"]["breakdown"]["mse"] == pytest.approx((1 / 3 + 2 / 3) / 2)
@@ -75,8 +76,8 @@ def test_extra_items_and_errors():
     r = run((1, 0, 0), (1, 0, 0), (1, 0, 0))
     r[0]["turns"].append({"turn": 0, "breakdown": {"O": 1}})
     r.append({"id": "zz", "turns": []})
-    s = score_turns(r, corpus())
-    assert s.extra_items == ["d1:0:breakdown"] and s.extra_dialogues == ["zz"]
+    s = score(r, corpus())
+    assert s.extra_items == ["d1:0:breakdown"] and s.extra_ids == ["zz"]
     bad = [
         ([{"id": "d1", "turns": [{"turn": 1, "breakdown": {"B": 1}}]}], "unknown bin name 'B'; allowed are O, T, X"),
         ([{"id": "d1", "turns": [{"turn": 1, "breakdown": {"O": -1, "T": 2}}]}], "allowed are finite numbers >= 0"),
@@ -89,9 +90,9 @@ def test_extra_items_and_errors():
     ]
     for r, msg in bad:
         with pytest.raises(DialevalError, match=msg):
-            score_turns(r, corpus())
+            score(r, corpus())
     with pytest.raises(DialevalError, match="average 'x' is not allowed"):
-        score_turns(run((1, 0, 0), (1, 0, 0), (1, 0, 0)), corpus(), average="x")
+        score(run((1, 0, 0), (1, 0, 0), (1, 0, 0)), corpus(), average="x")
 
 
 def test_dbdc3_labels_format(tmp_path):
@@ -99,8 +100,8 @@ def test_dbdc3_labels_format(tmp_path):
         doc = {"dialogue-id": did, "turns": [{"turn-index": t, "labels": [
             {"breakdown": "O", **{f"prob-{k}": v for k, v in zip("OTX", p, strict=True)}}]} for t, p in turns]}
         (tmp_path / f"{did}.labels.json").write_text(json.dumps(doc))
-    a = score_turns(tmp_path, corpus()).summary()["scales"]
-    b = score_turns(run((1, 0, 0), (0, 1, 0), (1, 0, 0)), corpus()).summary()["scales"]
+    a = score(tmp_path, corpus()).summary()["scales"]
+    b = score(run((1, 0, 0), (0, 1, 0), (1, 0, 0)), corpus()).summary()["scales"]
     assert a == b
 
 
@@ -109,7 +110,7 @@ def test_gold_file_is_a_perfect_run_on_real_data(shared_data):
     g = gold_distributions(c)
     doc = gold_document(c, g)
     assert doc["scales"]["breakdown"]["levels"] == ["O", "T", "X"] and len(doc["dialogues"]) == 200
-    summ = score_turns(doc, g).summary()
+    summ = score(doc, g).summary()
     assert all(v == pytest.approx(0, abs=1e-12) for v in summ["scales"]["breakdown"].values())
     assert summ["items"]["breakdown"] == {"scored": 2000, "missing": 0}
 
@@ -122,7 +123,7 @@ def test_uniform_run_closed_form(shared_data):
     merged: dict = {}
     for e in r:
         merged.setdefault(e["id"], {"id": e["id"], "turns": []})["turns"] += e["turns"]
-    s = score_turns(list(merged.values()), c, average="turn").summary()
+    s = score(list(merged.values()), c, average="turn").summary()
     want = float((((g.probs - THIRD) ** 2).sum(axis=1) / 3).mean())
     assert s["scales"]["breakdown"]["mse"] == pytest.approx(want, rel=1e-12)
 

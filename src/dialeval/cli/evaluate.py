@@ -1,4 +1,4 @@
-"""``dialeval evaluate``: score a run against gold."""
+"""``dialeval evaluate``: score a run against the gold of any corpus, one path for every task."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, measure_legend, out, warn_coverage, wrap
-from dialeval.cli._corpus_io import fmt_num, print_json
-from dialeval.cli.turn_evaluate import AVERAGES, evaluate_other_corpus, is_other_corpus
+from dialeval.cli._breakdown import dbdc3_block, dbdc3_table
+from dialeval.cli._common import choice_enum, measure_legend, out, warn, warn_coverage, wrap
+from dialeval.cli._corpus_io import fmt_num, print_json, tables
 from dialeval.errors import DialevalError
 from dialeval.io.detect import detect, probe
 from dialeval.io.stream import is_streamed, read_records
 from dialeval.measures.ordinal import VARIANTS
-from dialeval.scoring import score
+from dialeval.scoring import AVERAGES, Scores, load_gold, score_aligned
+from dialeval.tasks import TASKS
 
 Variant = choice_enum("Variant", VARIANTS)
 Average = choice_enum("Average", AVERAGES)
@@ -32,26 +33,46 @@ class Display(StrEnum):
     neglog2 = "neglog2"
 
 
+REPORT_KEYS = ("dialogues", "settings", "items", "dbdc3")
+"""Keys of a scores summary that are not means (see :meth:`dialeval.scoring.Scores.summary`)."""
+
+
+def summary_rows(summary: dict) -> list[tuple[str, str, str, float]]:
+    """``(group, measure, scale or key, mean)`` of each mean of a summary, in its order.
+
+    ``group`` is the STC-3 subtask (``quality``, ``nugget``) or ``scales`` for the other tasks, whose means
+    are nested scale first (:meth:`dialeval.tasks.Task.summary_path`).
+    """
+    rows = []
+    for group, node in summary.items():
+        if group in REPORT_KEYS or not isinstance(node, dict):
+            continue
+        for a, v in node.items():
+            inner = v.items() if isinstance(v, dict) else [("", v)]
+            for b, val in inner:
+                rows.append((group, b, a, val) if group == "scales" else (group, a, b, val))
+    return rows
+
+
 def summary_table(summary: dict, title: str, display: str = "raw") -> Table:
-    """A rich table of an evaluate summary; headers come from the measure registry."""
+    """A rich table of an evaluate summary (any task); short measure labels, the legend under it."""
     def tf(v: float) -> str:  # a mean of 0 has no finite -log2: 'n/a (mean 0)', never 'inf'
         if display == "neglog2":
             return fmt_num(-math.log2(v), 6) if v > 0 else ("n/a (mean 0)" if v == 0 else "n/a")
         return fmt_num(v, 6)
 
     note = " (-log2 of the mean: higher is better)" if display == "neglog2" else " (lower is better)"
-    # short measure labels; the long names once, in the legend under the table (measure_legend)
     table = Table(title=title + note, title_justify="left")
-    table.add_column("subtask")
-    table.add_column("measure")
-    table.add_column("key")
-    table.add_column("mean", justify="right")
-    for subtask in ("quality", "nugget"):
-        for m, v in summary.get(subtask, {}).items():
-            name = m.upper()
-            items = v.items() if isinstance(v, dict) else [("", v)]
-            for key, val in items:
-                table.add_row(subtask, name, key, tf(val))
+    items = summary.get("items", {})
+    scored = summary.get("settings", {}).get("tasks", {})
+    task_of = {s: name for name, t in scored.items() for s in t["scales"]}  # the task's name in the first column
+    task_of |= {TASKS[name].subtask: name for name in scored if name in TASKS and TASKS[name].subtask}
+    for col in ("task", "measure", "scale", "mean", "items scored", "missing"):
+        table.add_column(col, justify="right" if col in ("mean", "items scored", "missing") else "left")
+    for group, m, scale, val in summary_rows(summary):
+        n = items.get(scale, {}) if group == "scales" else {}
+        task = task_of.get(scale if group == "scales" else group, group)
+        table.add_row(task, m.upper(), scale, tf(val), str(n.get("scored", "")), str(n.get("missing", "")))
     return table
 
 
@@ -81,8 +102,10 @@ def check_not_swapped(submission: Path, gold: Path) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("evaluate")
     def evaluate_cmd(
-        submission: Path = typer.Argument(..., help="Run file: JSON array of {id, quality?, nugget?}."),
-        gold: Path = typer.Argument(..., help="Annotated STC-3/DialEval dataset (JSON)."),
+        submission: Path = typer.Argument(..., help="Run: STC-3 records {id, quality?, nugget?}, dialeval's per-item "
+                                       "layout, a folder of DBDC3 *.labels.json, or `dialeval predict --out` shards."),
+        gold: Path = typer.Argument(..., help="Annotated corpus of any format dialeval reads "
+                                 "(STC-3/DialEval, DBDC, WOCHAT, ConTurE, DSTC9)."),
         alpha: float = typer.Option(0.5, help="ND weight of customer turns (helpdesk: 1-alpha), in [0, 1]."),
         strict: bool = typer.Option(False, "--strict", help="A missing dialogue scores 1.0 (the worst)."),
         rsnod_variant: Variant = typer.Option("paper", help="'paper' (default) or the first 2018 "
@@ -91,33 +114,30 @@ def register(app: typer.Typer) -> None:
                                                  "(one column per measure and key)."),
         format: OutFormat = typer.Option(OutFormat.json, "--format", help="json (stdout) or table."),
         display: Display = typer.Option(Display.raw, help="Table only: raw means or -log2(mean)."),
-        average: Average = typer.Option("dialogue", help="Other corpora: mean of dialogue means, or over "  # type: ignore[valid-type]
-                                        "turns (DBDC3's script)."),
-        blocks: bool = typer.Option(False, "--blocks", help="Other corpora: score utterance blocks."),
+        average: Average | None = typer.Option(None, help="How item scores become one figure: mean of "  # type: ignore[valid-type]
+                                               "dialogue means, or over turns (DBDC3's script); default: "
+                                               "each task's own."),
+        blocks: bool = typer.Option(False, "--blocks", help="Turn-level corpora: score utterance blocks."),
         dbdc_threshold: float = typer.Option(0.0, "--dbdc-threshold", help="DBDC gold: a gold label needs at "
                                              "least this share of annotators (DBDC3 eval.py's -t), in [0, 1]."),
     ) -> None:
-        """Score DQ (NMD, RSNOD per A/S/E) and ND (JSD, RNSS) of SUBMISSION against GOLD.
+        """Score SUBMISSION against GOLD: every task of the gold the run predicts.
 
-        For a gold corpus of another format (DBDC, WOCHAT, ConTurE, DSTC9), score its scales' distributions:
-        JSD and MSE, plus NMD and RSNOD for ordinal scales (see `dialeval.turnscoring`).
+        STC-3/DialEval: DQ (NMD, RSNOD per A/S/E) and ND (JSD, RNSS). DBDC, WOCHAT, ConTurE, DSTC9: each
+        scale's task (JSD, MSE, NMD, RSNOD; see `dialeval measures` and `dialeval.tasks`), plus DBDC3's
+        official figures for the O/T/X breakdown scale.
         """
-        variant = getattr(rsnod_variant, "value", rsnod_variant)
         if is_streamed(gold):  # STC-3 gold as JSON Lines or gzip
-            gold_source = read_records([gold])
+            gold_source: object = read_records([gold])
         else:
             check_not_swapped(submission, gold)
-            gold_source = None
-        run_source = _run_records(submission) if _is_prediction_output(submission) else None
-        if gold_source is None and run_source is None and is_other_corpus(gold):
-            return evaluate_other_corpus(submission, gold, strict=strict, rsnod_variant=variant,
-                                         average=getattr(average, "value", average), blocks=blocks,
-                                         per_dialogue=per_dialogue, format=format.value, threshold=dbdc_threshold)
-        s = score(run_source if run_source is not None else str(submission),
-                  gold_source if gold_source is not None else str(gold), alpha=alpha, strict=strict,
-                  rsnod_variant=variant)
-        _report(s, submission, gold, strict=strict, per_dialogue=per_dialogue, format=format, display=display,
-                alpha=alpha)
+            gold_source = str(gold)
+        g = load_gold(gold_source, blocks=blocks)
+        run = g.read_run(_run_records(submission) if _is_prediction_output(submission) else str(submission))
+        s = score_aligned(run, g, alpha=alpha, strict=strict, average=getattr(average, "value", average),
+                          rsnod_variant=getattr(rsnod_variant, "value", rsnod_variant))
+        _report(s, submission, gold, per_dialogue=per_dialogue, format=format, display=display,
+                dbdc3=dbdc3_block(run, g, dbdc_threshold))
 
 
 def _is_prediction_output(submission: Path) -> bool:
@@ -135,18 +155,28 @@ def _run_records(submission: Path) -> list[dict]:
     return [{k: v for k, v in r.items() if k != "meta"} if isinstance(r, dict) else r for r in records]
 
 
-def _report(s, submission: Path, gold: Path, *, strict: bool, per_dialogue: Path | None, format: OutFormat,
-            display: Display, alpha: float) -> None:
-    warn_coverage(submission, s.extra_ids, s.missing_ids, strict=strict, worst="1.0")
+def _report(s: Scores, submission: Path, gold: Path, *, per_dialogue: Path | None, format: OutFormat,
+            display: Display, dbdc3: dict | None) -> None:
+    st = s.settings
+    warn_coverage(submission, s.extra_ids, s.missing_ids, strict=st["strict"], worst="the worst value")
+    if s.extra_items:
+        warn(f"{submission}: {len(s.extra_items)} predicted item(s) have no gold labels (e.g. user turns), not "
+             "scored: " + ", ".join(s.extra_items[:5]))
     if per_dialogue is not None:
         s.to_csv(per_dialogue)
     summary = s.summary()
+    if dbdc3 is not None:
+        summary["dbdc3"] = dbdc3
     if format == OutFormat.json:
         print_json(summary)
-    else:
-        out.print(summary_table(summary, f"{submission.name} vs {gold.name}", display.value))
-        out.print(measure_legend(m for st in ("quality", "nugget") for m in summary.get(st, {})), markup=False)
-        d = summary["dialogues"]
-        out.print(wrap(f"dialogues: {d['scored']} scored, {d['missing']} missing, {d['extra']} extra; "
-                       f"alpha {alpha}, strict {strict}, rsnod variant {summary['settings']['rsnod_variant']}"),
-                  markup=False)
+        return
+    tables.print(summary_table(summary, f"{submission.name} vs {gold.name}", display.value))
+    out.print(measure_legend(dict.fromkeys(m for _, m, _, _ in summary_rows(summary))), markup=False)
+    if dbdc3 is not None:
+        tables.print(dbdc3_table(dbdc3))
+    d = summary["dialogues"]
+    averaged = ", ".join(f"{t} per {v['average']}" for t, v in st["tasks"].items())
+    weighted = any(TASKS[t].sender_weights for t in st["tasks"] if t in TASKS)
+    out.print(wrap(f"dialogues: {d['scored']} scored, {d['missing']} missing, {d['extra']} extra; "
+                   + (f"alpha {st['alpha']}, " if weighted else "") + f"strict {st['strict']}, rsnod variant "
+                   f"{st['rsnod_variant']}; averaged: {averaged}; dialeval {st['dialeval_version']}"), markup=False)

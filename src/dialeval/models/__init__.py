@@ -202,34 +202,35 @@ def predict(dialogues: Corpus | list | str | os.PathLike, model: Estimator | str
     if model is None:
         model = (lang or detect_language(corpus)) if stc3 else OPEN_DOMAIN
     est = load_model(model)
-    if est.scales or not stc3:
-        from dialeval.models.transfer import predict_turn_scales
-
-        records = predict_turn_scales(corpus, est, progress=progress)
-        if out is not None:
-            import json
-
-            from dialeval.io.atomic import write_text
-
-            write_text(out, json.dumps(records, ensure_ascii=False, allow_nan=False) + "\n")
-        return records
-    table = TurnTable.from_corpus(corpus)
-    lacking = [s for s in subtasks if s not in est.subtasks]
-    if lacking:
-        raise DialevalError(f"the {est.kind} model was trained for {', '.join(est.subtasks)} only; it cannot "
-                            f"predict {', '.join(lacking)} (pass subtask={est.subtasks[0]!r})")
-    saved = est.progress
-    if progress is not None:
-        est.progress = progress
-    try:
-        records = est.predict(table).select(subtasks).to_records(table)
-    finally:
-        est.progress = saved
+    records = run_records(corpus, est, subtasks, progress=progress)
     if out is not None:
         from dialeval.io.runs import write_run
 
         write_run(records, str(out))
     return records
+
+
+def run_records(corpus: Corpus, est: Estimator, subtasks: tuple[str, ...] = ("quality", "nugget"), *,
+                progress: bool | None = None, check_training: bool = True) -> list[dict]:
+    """A fitted model's predictions on ``corpus`` as the records of a run that :func:`dialeval.evaluate`
+    scores against the corpus's gold: STC-3 records of ``subtasks`` for a model of STC-3 on STC-3 dialogues,
+    the per-item layout of the corpus's turn-level scales otherwise (:mod:`dialeval.models.transfer`)."""
+    saved = est.progress
+    if progress is not None:
+        est.progress = progress
+    try:
+        if est.scales or not is_stc3(check_corpus(corpus)):
+            from dialeval.models.transfer import predict_turn_scales
+
+            return predict_turn_scales(corpus, est, check_training=check_training)
+        lacking = [s for s in subtasks if s not in est.subtasks]
+        if lacking:
+            raise DialevalError(f"the {est.kind} model was trained for {', '.join(est.subtasks)} only; it cannot "
+                                f"predict {', '.join(lacking)} (pass subtask={est.subtasks[0]!r})")
+        table = TurnTable.from_corpus(corpus)
+        return est.predict(table, check_training=check_training).select(subtasks).to_records(table)
+    finally:
+        est.progress = saved
 
 
 def train(corpus_or_path: Corpus | list | str | os.PathLike, kind: str = DEFAULT_KIND, subtask: str = "both",
@@ -270,4 +271,4 @@ def train(corpus_or_path: Corpus | list | str | os.PathLike, kind: str = DEFAULT
 
 
 __all__ = ["DEFAULT_KIND", "KINDS", "LANGUAGES", "Estimator", "detect_language", "kind_class", "load_model",
-           "predict", "read_dialogues", "train"]
+           "predict", "read_dialogues", "run_records", "train"]

@@ -1,9 +1,13 @@
-"""K-fold cross-validation of a model kind on an annotated STC-3 corpus, scored by the project's scorer.
+"""K-fold cross-validation of a model kind on any annotated corpus, scored by the project's one scorer.
+
+STC-3 corpora are cross-validated on their subtasks (DQ, ND), other corpora (DBDC, WOCHAT, ConTurE) on their
+turn-level scales; either way a fold's predictions are a run (:func:`dialeval.models.run_records`) scored
+by :func:`dialeval.score` against the fold's gold, each task averaged as it declares (:mod:`dialeval.tasks`).
 
 Folds are a stable hash of the dialogue id (:func:`fold_of`), never a shuffle: every model kind, every
 seed and every run sees the same folds, so their scores are comparable fold by fold. Each fold's model
-is trained on the other folds and predicts the held-out one; the held-out predictions are scored with
-:func:`dialeval.evaluate` against the held-out gold (``alpha = 0.5``, RSNOD variant ``paper``).
+is trained on the other folds and predicts the held-out one (a dialogue's turns are always on one side);
+the held-out predictions are scored against the held-out gold (``alpha = 0.5``, RSNOD variant ``paper``).
 
 The result gives the scorer's measures per fold, their mean over folds and a 95% t-interval over folds
 (``mean ± t(0.975, k-1) · sd / sqrt(k)``, sd with ``k - 1`` degrees of freedom), and the score of all
@@ -16,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -24,9 +29,9 @@ import numpy as np
 from dialeval import progress as _progress
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
-from dialeval.io.stc3 import QUALITY_KEYS
-from dialeval.models.data import TurnTable, check_corpus, check_subtasks, is_stc3
-from dialeval.scoring import TASKS, PreparedGold, load_gold, score
+from dialeval.models.data import check_corpus, check_subtasks, is_stc3
+from dialeval.models.turndata import turn_scales_of
+from dialeval.scoring import PreparedGold, load_gold, score
 
 LEVEL = 0.95
 
@@ -58,24 +63,10 @@ def folds_of(corpus: Corpus, k: int) -> list[int]:
     return fold
 
 
-def columns(subtasks: tuple[str, ...]) -> list[str]:
-    """The scorer's columns for ``subtasks``: ``quality.<measure>.<key>`` and ``nugget.<measure>``."""
-    out = []
-    if "quality" in subtasks:
-        out += [f"quality.{m}.{k}" for m in TASKS["quality"] for k in QUALITY_KEYS]
-    if "nugget" in subtasks:
-        out += [f"nugget.{m}" for m in TASKS["nugget"]]
-    return out
-
-
 def column_means(records: list[dict], gold: PreparedGold) -> dict[str, float]:
-    """Each score column of a run (``quality.nmd.A``, ``nugget.jsd``, ...), averaged over its dialogues.
-
-    The columns and per-dialogue scores are :func:`dialeval.score`'s, so these are the means
-    :func:`dialeval.evaluate` reports.
-    """
-    s = score(records, gold)
-    return dict(zip(s.columns, s.matrix.mean(axis=0).tolist(), strict=True))
+    """Each score column of a run (``quality.nmd.A``, ``nugget.jsd``, ``breakdown/jsd``, ...), averaged as
+    its task declares: the means :func:`dialeval.evaluate` reports."""
+    return score(records, gold).means()
 
 
 def t_interval(values: list[float] | np.ndarray, level: float = LEVEL) -> tuple[float, float]:
@@ -197,49 +188,49 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
         In the order of ``corpora`` (always a list, one per file).
     """
     from dialeval.io.runs import write_run
-    from dialeval.models import read_dialogues
+    from dialeval.models import read_dialogues, run_records
     from dialeval.models.base import kind_class
 
     if not isinstance(corpora, list | tuple) or not corpora:
         raise DialevalError(f"corpora must be a non-empty list of corpora or paths; received {describe(corpora)}")
-    loaded = [read_dialogues(c) for c in corpora]
+    loaded = [check_corpus(read_dialogues(c)) for c in corpora]
     cls = kind_class(kind)
     subtasks = check_subtasks(subtask)
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise DialevalError(f"folds = {describe(folds)} is not allowed; allowed are integers >= 2")
     params = dict(params or {})
     cls(subtasks, seed, progress=False, **params)  # check the settings before any work
-    if not all(is_stc3(check_corpus(c)) for c in loaded):
-        return [_cross_validate_turns(c, kind, folds, seed, params, progress, out_dir) for c in loaded]
+    scales = _joint_scales(loaded)
     parts = []
     for n, corpus in enumerate(loaded):
-        ids = corpus.ids()
-        fold = folds_of(corpus, folds)
         gold = load_gold(corpus)
-        missing = [s for s in subtasks if s not in gold.subtasks]
+        stc3 = is_stc3(corpus)
+        missing = [s for s in subtasks if s not in gold.subtasks] if stc3 else []
         if missing:
             raise DialevalError(f"the corpus has no {' or '.join(missing)} annotations to cross-validate on",
+                                file=corpus.source)
+        if not stc3 and not turn_scales_of(corpus):
+            raise DialevalError("the corpus labels no turn on a turn-level scale; nothing to cross-validate",
                                 file=corpus.source)
         sub = None
         if out_dir is not None:
             sub = Path(out_dir) if len(loaded) == 1 else Path(out_dir) / _folder_name(corpus, n)
-        parts.append({"corpus": corpus, "ids": ids, "fold": fold, "gold": gold, "out": sub,
-                      "scores": [], "sizes": [], "records": {}, "runs": []})
-    cols = columns(subtasks)
+        parts.append({"corpus": corpus, "ids": corpus.ids(), "fold": folds_of(corpus, folds), "gold": gold,
+                      "out": sub, "scores": [], "sizes": [], "records": {}, "runs": [],
+                      "subtasks": subtasks if stc3 else ()})
     seconds: list[float] = []
     for f in _progress.track(range(folds), f"cv {kind}: {folds} folds", progress=progress):
         t0 = time.perf_counter()
         train_dialogues = [d for p in parts for d, g in zip(p["corpus"].dialogues, p["fold"], strict=True) if g != f]
         first = parts[0]["corpus"]
-        train = Corpus(train_dialogues, dict(first.scales), first.format,
-                       " + ".join(str(p["corpus"].source) for p in parts), first.language)
+        train = Corpus(train_dialogues, scales, first.format, " + ".join(str(p["corpus"].source) for p in parts),
+                       first.language)
         model = cls(subtasks, seed, progress=False, **params).fit(train)
         for p in parts:
             test_ids = [i for i, g in zip(p["ids"], p["fold"], strict=True) if g == f]
-            table = TurnTable.from_corpus(p["corpus"].subset(test_ids))
-            records = model.predict(table, check_training=False).to_records(table)
-            flat = column_means(records, p["gold"].subset(test_ids))
-            p["scores"].append({c: flat[c] for c in cols})
+            records = run_records(p["corpus"].subset(test_ids), model, subtasks, progress=False,
+                                  check_training=False)
+            p["scores"].append(column_means(records, p["gold"].subset(test_ids)))
             p["sizes"].append(len(test_ids))
             p["records"] |= {r["id"]: r for r in records}
             if p["out"] is not None:
@@ -257,73 +248,29 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
             path = p["out"] / f"cv-{kind}.json"
             write_run(pooled_records, str(path))
             p["runs"].insert(0, str(path))
-        scores = p["scores"]
-        mean = {c: float(np.mean([s[c] for s in scores])) for c in cols}
+        cols = list(pooled)
+        scores = [{c: s.get(c, math.nan) for c in cols} for s in p["scores"]]
+        with warnings.catch_warnings():  # a column no fold scored: NaN, said as n/a in reports
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean = {c: float(np.nanmean([s[c] for s in scores])) for c in cols}
         interval = {c: t_interval([s[c] for s in scores]) for c in cols}
-        results.append(CVResult(kind, folds, subtasks, seed, params, len(p["ids"]), cols, scores, p["sizes"],
-                                list(seconds), mean, interval, {c: pooled[c] for c in cols}, p["corpus"].source,
-                                p["runs"], [str(q["corpus"].source) for q in parts]))
+        results.append(CVResult(kind, folds, p["subtasks"], seed, params, len(p["ids"]), cols, scores, p["sizes"],
+                                list(seconds), mean, interval, pooled, p["corpus"].source, p["runs"],
+                                [str(q["corpus"].source) for q in parts]))
     return results
 
 
-def turn_columns(corpus: Corpus) -> list[str]:
-    """``<scale>/<measure>`` of each labelled turn-level scale: the task's measures (:mod:`dialeval.tasks`),
-    else those of the scale's kind (:data:`dialeval.turnscoring.MEASURES_BY_KIND`)."""
-    from dialeval.models.turndata import turn_scales_of
-    from dialeval.turnscoring import measures_of
-
-    return [f"{n}/{m}" for n in turn_scales_of(corpus) for m in measures_of(corpus.scales[n])]
-
-
-def _cross_validate_turns(corpus: Corpus, kind: str, folds: int, seed: int, params: dict,
-                          progress: bool | None, out_dir: str | Path | None) -> CVResult:
-    """k-fold CV of a model of turn-level scales: folds by dialogue id (a dialogue's turns are all on one
-    side), each held-out fold scored by :func:`dialeval.turnscoring.score_turns` (mean per dialogue, then
-    over dialogues); ``pooled`` scores all held-out predictions as one run."""
-    from dialeval.io.atomic import write_text
-    from dialeval.io.jsonarray import json_text
-    from dialeval.models.base import kind_class
-    from dialeval.models.transfer import predict_turn_scales
-    from dialeval.turnscoring import prepare_gold, score_turns
-
-    ids = corpus.ids()
-    fold = folds_of(corpus, folds)
-    cols = turn_columns(corpus)
-    if not cols:
-        raise DialevalError("the corpus labels no turn on a turn-level scale; nothing to cross-validate",
-                            file=corpus.source)
-    cls = kind_class(kind)
-
-    def means(records: list[dict], keep: list[str]) -> dict[str, float]:
-        summ = score_turns(records, prepare_gold(corpus.subset(keep))).summary()["scales"]
-        return {c: summ.get(c.rsplit("/", 1)[0], {}).get(c.rsplit("/", 1)[1], float("nan")) for c in cols}
-
-    scores, sizes, seconds, pooled_records, runs = [], [], [], {}, []
-    for f in _progress.track(range(folds), f"cv {kind}: {folds} folds", progress=progress):
-        t0 = time.perf_counter()
-        train_ids = [i for i, g in zip(ids, fold, strict=True) if g != f]
-        test_ids = [i for i, g in zip(ids, fold, strict=True) if g == f]
-        model = cls(seed=seed, progress=False, **params).fit(corpus.subset(train_ids))
-        records = predict_turn_scales(corpus.subset(test_ids), model, progress=False)
-        scores.append(means(records, test_ids))
-        sizes.append(len(test_ids))
-        pooled_records |= {r["id"]: r for r in records}
-        if out_dir is not None:
-            path = Path(out_dir) / f"cv-{kind}-folds" / f"fold-{f + 1}.json"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_text(path, json_text(records, indent=None) + "\n")
-            runs.append(str(path))
-        seconds.append(time.perf_counter() - t0)
-    pooled_list = [pooled_records[i] for i in ids]
-    if out_dir is not None:
-        path = Path(out_dir) / f"cv-{kind}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text(path, json_text(pooled_list, indent=None) + "\n")
-        runs.insert(0, str(path))
-    mean = {c: float(np.nanmean([s[c] for s in scores])) for c in cols}
-    interval = {c: t_interval([s[c] for s in scores]) for c in cols}
-    return CVResult(kind, folds, (), seed, params, len(ids), cols, scores, sizes, seconds, mean, interval,
-                    means(pooled_list, ids), corpus.source, runs, [str(corpus.source)])
+def _joint_scales(corpora: list[Corpus]) -> dict:
+    """The scales of corpora trained on together; an error when two declare one name with other levels."""
+    out: dict = {}
+    for c in corpora:
+        for name, sc in c.scales.items():
+            if name in out and out[name].levels != sc.levels:
+                raise DialevalError(f"scale {name!r} has levels {', '.join(out[name].levels)} in one file and "
+                                    f"{', '.join(sc.levels)} in another; they cannot be trained on together",
+                                    file=c.source)
+            out.setdefault(name, sc)
+    return out
 
 
 def _folder_name(corpus: Corpus, n: int) -> str:

@@ -62,7 +62,8 @@ def plan(corpus: Corpus, est: Estimator) -> dict[str, tuple[str, dict[str, str] 
     return out
 
 
-def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = None) -> list[dict]:
+def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = None, *,
+                        check_training: bool = True) -> list[dict]:
     """The model's distributions on the corpus's turn-level scales (see the module), as a turn-layout run.
 
     Every dialogue of ``corpus`` is in the run, in order; each predicted turn has the distribution of each
@@ -76,7 +77,7 @@ def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = 
     if progress is not None:
         est.progress = progress
     try:
-        pred = est.predict(table)
+        pred = est.predict(table, check_training=check_training)
     finally:
         est.progress = saved
     turns, scales = {}, {}

@@ -14,7 +14,6 @@ import numpy as np
 
 from dialeval.errors import DialevalError, quote
 from dialeval.io.jsonarray import parse_bytes
-from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
 from dialeval.scoring import TASKS, PreparedGold, Scores, score
 
 SUBTASKS: tuple[str, ...] = tuple(TASKS)
@@ -38,15 +37,9 @@ def read_run(data: bytes, filename: str) -> list:
 
 
 def means(scores: Scores, columns: list[str]) -> dict[str, float]:
-    """The library's means (:meth:`Scores.summary`) of ``columns``, keyed by column name."""
-    summary = scores.summary()
-    out = {}
-    for col in columns:
-        node = summary
-        for part in col.split("."):
-            node = node[part]
-        out[col] = float(node)
-    return out
+    """The library's means (:meth:`Scores.means`) of ``columns``, keyed by column name."""
+    m = scores.means()
+    return {col: m[col] for col in columns}
 
 
 def _listed(ids: list[str]) -> str:
@@ -118,19 +111,10 @@ def score_run(records: list, subtask: str, columns: list[str], full: PreparedGol
 
 
 def columns_of(gold: PreparedGold, subtask: str) -> list[str]:
-    """The score columns of ``subtask`` (as :attr:`Scores.columns` names them), asked of the scorer.
-
-    The scorer is run once on a uniform one-dialogue prediction, so the names come from the library.
-    """
+    """The score columns of ``subtask``, as its task declares them (:meth:`dialeval.tasks.Task.columns`)."""
     if subtask not in SUBTASKS:
         raise DialevalError(f"subtask {subtask!r} is not allowed; allowed are " + ", ".join(SUBTASKS))
-    if subtask not in gold.subtasks:
+    tasks = {t.subtask: t for t in gold.tasks if t.subtask is not None}
+    if subtask not in tasks:
         raise DialevalError(f"the gold has no {subtask} labels (it has: {', '.join(gold.subtasks) or 'none'})")
-    first = gold.ids[0]
-    probe: dict = {"id": first}
-    if subtask == "quality":
-        probe["quality"] = {k: dict.fromkeys(QUALITY_LEVELS, 1.0) for k in QUALITY_KEYS}
-    else:
-        probe["nugget"] = [dict.fromkeys(NUGGET_TYPES[s], 1.0) for s in gold.data.senders[gold.data.row[first]]]
-    cols = score([probe], gold.subset([first])).columns
-    return [c for c in cols if c.split(".")[0] == subtask]
+    return tasks[subtask].columns()

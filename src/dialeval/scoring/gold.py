@@ -1,0 +1,129 @@
+"""Gold prepared once, for any corpus: dialogue ids, items per scale, the tasks that score them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dialeval.corpus import Corpus, merge_blocks
+from dialeval.distributions import Distributions, gold_distributions
+from dialeval.errors import DialevalError, describe
+from dialeval.io.stc3_gold import Stc3Gold, build_gold
+from dialeval.scoring.layouts import AlignedRun, ItemLayout, ScaleItems, Stc3Layout
+from dialeval.tasks import Task, tasks_for
+
+STC3 = "stc3"
+"""The corpus format whose runs are STC-3 records (:class:`~dialeval.scoring.layouts.Stc3Layout`)."""
+
+
+class PreparedGold:
+    """Gold distributions built once, to score many runs against (see :func:`load_gold`).
+
+    ``ids`` are the dialogues in gold order; ``items[scale]`` the gold items of each scale
+    (:class:`~dialeval.scoring.layouts.ScaleItems`); ``tasks`` the tasks that score them
+    (:func:`dialeval.tasks.tasks_for`), in that order.
+    """
+
+    def __init__(self, layout: Stc3Layout | ItemLayout) -> None:
+        self.layout = layout
+        self.items: dict[str, ScaleItems] = layout.items()
+        self.tasks: tuple[Task, ...] = tasks_for({n: it.scale for n, it in self.items.items()})
+
+    @property
+    def ids(self) -> list[str]:
+        return self.layout.ids
+
+    @property
+    def file(self) -> str | None:
+        return self.layout.file
+
+    @property
+    def subtasks(self) -> tuple[str, ...]:
+        """The STC-3 subtasks (``quality``, ``nugget``) this gold scores; empty for other corpora."""
+        return tuple(t.subtask for t in self.tasks if t.subtask is not None)
+
+    @property
+    def data(self) -> Stc3Gold:
+        """The STC-3 gold arrays (an error for another corpus)."""
+        if not isinstance(self.layout, Stc3Layout):
+            raise DialevalError("this gold is not an STC-3/DialEval dataset; its scales are " + ", ".join(self.items),
+                                file=self.file)
+        return self.layout.data
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return (f"PreparedGold({len(self)} dialogues, tasks={tuple(t.name for t in self.tasks)}, "
+                f"file={self.file!r})")
+
+    def read_run(self, source: object) -> AlignedRun:
+        """A run (path, parsed records, or a layout's folder) aligned with this gold."""
+        return self.layout.read(source)
+
+    def subset(self, ids: list[str] | np.ndarray) -> PreparedGold:
+        """The gold restricted to some dialogues (e.g. a public half), in gold order."""
+        row = {d: r for r, d in enumerate(self.ids)}
+        keep = np.zeros(len(row), dtype=bool)
+        for i in ids:
+            if i not in row:
+                raise DialevalError(f"id {describe(i)} is not in the gold", file=self.file)
+            keep[row[i]] = True
+        return PreparedGold(self.layout.take(keep))
+
+
+def load_gold(source: object, *, format: str | None = None, blocks: bool = False) -> PreparedGold:
+    """Prepare the gold of any corpus dialeval reads, to score runs against it.
+
+    Parameters
+    ----------
+    source : path, list of dict, Corpus, dict of Distributions, or PreparedGold
+        An annotated corpus (STC-3/DialEval JSON, parsed STC-3 records, DBDC, WOCHAT, ConTurE, DSTC9; see
+        :func:`dialeval.io.read_corpus`), or gold distributions already built.
+    format : str, optional
+        The corpus format when it cannot be detected.
+    blocks : bool, default False
+        Merge consecutive turns of one sender into utterance blocks first (not for STC-3, whose turns are
+        blocks already).
+
+    Examples
+    --------
+    >>> from dialeval import load_gold
+    >>> g = load_gold([{"id": "1", "turns": [{"sender": "customer", "utterances": ["hi"]}],
+    ...                 "annotations": [{"quality": {"A": 1, "S": 0, "E": 0}, "nugget": ["CNUG0"]}]}])
+    >>> g.subtasks, [t.name for t in g.tasks]
+    (('quality', 'nugget'), ['stc3-dq', 'stc3-nd'])
+    """
+    if isinstance(source, PreparedGold):
+        return source
+    if isinstance(source, dict) and source and all(isinstance(v, Distributions) for v in source.values()):
+        return PreparedGold(ItemLayout(source))
+    if isinstance(source, list) or (not isinstance(source, Corpus) and _format_of(source, format) == STC3):
+        if blocks:
+            raise DialevalError("blocks: STC-3 turns are utterance blocks already; leave it off for STC-3 gold")
+        return PreparedGold(Stc3Layout(build_gold(source)))  # type: ignore[arg-type]
+    if not isinstance(source, Corpus):
+        from dialeval.io import read_corpus
+
+        source = read_corpus(source, format=format)
+    if source.format == STC3 and not blocks:
+        from dialeval.io import stc3
+
+        return PreparedGold(Stc3Layout(build_gold(stc3.to_records(source))))
+    corpus = merge_blocks(source) if blocks else source
+    dists = gold_distributions(corpus)
+    if not dists:
+        raise DialevalError("the gold corpus has no labels to score against (is it a test file?)", file=corpus.source)
+    return PreparedGold(ItemLayout(dists, corpus.source))
+
+
+def _format_of(source: object, format: str | None) -> str | None:
+    if format is not None:
+        from dialeval.io.formats import get
+
+        return get(format).name
+    from dialeval.io.detect import detect
+
+    try:
+        return detect(source)  # type: ignore[arg-type]
+    except DialevalError:
+        return STC3  # not detected: the STC-3 reader gives the located error
