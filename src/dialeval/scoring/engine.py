@@ -112,9 +112,10 @@ def score_aligned(run: AlignedRun, gold: PreparedGold, *, alpha: float = 0.5, st
                 items[s][m] = v
                 sums[m] = np.bincount(dlg, v, minlength=n)
             per_scale[s] = (np.bincount(dlg, minlength=n), sums)
+        weighted = _sender_scales(task, gold)
         for m in task.measures:
-            if task.sender_weights:
-                (n1, s1), (n2, s2) = (per_scale[s] for s in task.scales)
+            if weighted is not None:
+                (n1, s1), (n2, s2) = (per_scale[s] for s in weighted)
                 m1 = np.divide(s1[m], n1, out=np.zeros(n), where=n1 > 0)
                 m2 = np.divide(s2[m], n2, out=np.zeros(n), where=n2 > 0)
                 w1 = np.where(n2 == 0, 1.0, np.where(n1 == 0, 0.0, alpha))
@@ -144,6 +145,18 @@ def score_aligned(run: AlignedRun, gold: PreparedGold, *, alpha: float = 0.5, st
                 "dialeval_version": __version__}
     return Scores([gold.ids[i] for i in dlg_rows], cols.names, matrix, missing_ids, list(run.extra_dialogues),
                   settings, cols.paths, cols.averages, cols.sources, items, counts, list(run.extra_items))
+
+
+def _sender_scales(task: Task, gold: PreparedGold) -> tuple[str, str] | None:
+    """The task's scales of its ``sender_weights`` senders, in that order (weights ``alpha``, ``1 - alpha``);
+    None when the task weights no senders (or the gold has only one of them: nothing to weight)."""
+    if not task.sender_weights:
+        return None
+    by_sender = {gold.items[s].scale.sender: s for s in task.scales}
+    if len(task.sender_weights) != 2 or not all(w in by_sender for w in task.sender_weights):
+        return None
+    first, second = (by_sender[w] for w in task.sender_weights)
+    return first, second
 
 
 @dataclass
