@@ -2,7 +2,9 @@
 
 Architecture (one member; the ensemble averages the members' probabilities):
 
-1. each turn: its USE v3 embedding (512-d, :mod:`dialeval.models.encoders`) and the standardised
+1. each turn: its USE v3 embedding (512-d, :mod:`dialeval.models.encoders`), with ``utterances = "mean"``
+   (the default) the L2-normalised mean of its utterances' embeddings (another 512-d; the same vector
+   for a one-utterance turn), and the standardised
    :data:`~dialeval.models.features.POSITION_FEATURES` (sender, position flags, length, ...) →
    ``Linear → GELU → dropout`` to ``hidden`` units;
 2. a bidirectional GRU over the turns of the dialogue (the context encoder) → ``2 × hidden`` per turn;
@@ -36,6 +38,7 @@ from dialeval.models.turndata import TurnArrays
 from dialeval.threads import default_threads
 
 _N_CUST, _N_HELP, _N_LEVELS = 4, 3, 5
+UTTERANCES = ("mean", "none")
 
 
 def _check_params(p: dict) -> None:
@@ -46,6 +49,9 @@ def _check_params(p: dict) -> None:
     for k in ("lr", "weight_decay", "dropout", "ordinal_weight"):
         if isinstance(p[k], bool) or not isinstance(p[k], int | float) or not (0 <= p[k] < 1e3):
             raise DialevalError(f"neural: {k} = {p[k]!r} is not allowed; allowed are numbers >= 0")
+    if p["utterances"] not in UTTERANCES:
+        raise DialevalError(f"neural: utterances = {p['utterances']!r} is not allowed; allowed are "
+                            + ", ".join(map(repr, UTTERANCES)))
     if p["dropout"] >= 1:
         raise DialevalError(f"neural: dropout = {p['dropout']!r} is not allowed; allowed are 0 <= dropout < 1")
     w, C = p["stack_linear"], p["stack_linear_C"]
@@ -188,8 +194,10 @@ class Neural(Estimator):
     """Hierarchical BiGRU over frozen multilingual sentence embeddings; an ensemble of ``ensemble`` seeds.
 
     Parameters (keyword, all optional): ``hidden`` (GRU units per direction), ``dropout``, ``epochs``,
-    ``batch_size`` (dialogues), ``lr``, ``weight_decay``, ``ordinal_weight`` (weight of the cumulative
-    squared loss of the quality heads), ``ensemble`` (members trained with seeds ``seed, seed+1, ...``).
+    ``batch_size`` (dialogues), ``utterances`` (``"mean"``: each turn's embedding is followed by the
+    normalised mean of its utterances' embeddings; ``"none"``: the turn's embedding only), ``lr``,
+    ``weight_decay``, ``ordinal_weight`` (weight of the cumulative squared loss of the quality heads),
+    ``ensemble`` (members trained with seeds ``seed, seed+1, ...``).
     Turn-level scales of other corpora only: ``stack_linear`` (weight in [0, 1) of a ``linear`` model with
     ``C = stack_linear_C`` averaged with the network's probabilities; 0: none).
 
@@ -203,8 +211,8 @@ class Neural(Estimator):
     kind = "neural"
     description = "BiGRU over USE v3 turn embeddings + position features, soft-label and ordinal losses"
     defaults: ClassVar[dict] = {"hidden": 128, "dropout": 0.3, "epochs": 25, "batch_size": 32, "lr": 2e-3,
-                                "weight_decay": 1e-2, "ordinal_weight": 1.0, "ensemble": 4, "stack_linear": 0.0,
-                                "stack_linear_C": 0.1}
+                                "weight_decay": 1e-2, "ordinal_weight": 1.0, "utterances": "mean", "ensemble": 8,
+                                "stack_linear": 0.0, "stack_linear_C": 0.1}
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -216,10 +224,15 @@ class Neural(Estimator):
         """Turn-level scales: the senders of the training corpus (the one-hot sender features)."""
         self.stacked = None
         """Turn-level scales with ``stack_linear`` > 0: the linear model averaged in."""
+        self.utterances = "none"
+        """The turn vector's utterance part the network was trained with (``params["utterances"]`` for
+        STC-3 heads; "none" for turn-level scales and for models saved before the option existed)."""
 
     # -- features ---------------------------------------------------------------------------------
     def _features(self, table: TurnTable, *, fit: bool = False) -> np.ndarray:
         emb = encoders.embed(table.texts, progress=self.progress)
+        if self.utterances == "mean":
+            emb = np.concatenate([emb, utterance_means(table.texts, emb, progress=self.progress)], axis=1)
         pos = position_features(table)
         if fit:
             self.feat_mean = pos.mean(axis=0)
@@ -233,6 +246,7 @@ class Neural(Estimator):
         if p["stack_linear"] > 0:  # never silently ignored: the STC-3 heads have no stacked model
             raise DialevalError(f"neural: stack_linear = {p['stack_linear']!r} applies to turn-level scales "
                                 "(DBDC, WOCHAT, ConTurE) only; for STC-3 DQ/ND leave it at 0")
+        self.utterances = p["utterances"]
         X, mask = _padded(table, self._features(table, fit=True))
         n, T, _ = X.shape
         has_q, has_n = y.quality is not None, y.customer is not None
@@ -296,6 +310,7 @@ class Neural(Estimator):
 
     def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
         p = self.params
+        self.utterances = "none"  # turn-level scales: the turn's embedding (their corpora's turns are one text)
         X, mask = _padded(table, self._turn_features(table, fit=True))
         data = {"X": X, "mask": mask, "len": mask.sum(1).astype(np.int64)}
         heads = []
@@ -341,7 +356,8 @@ class Neural(Estimator):
         arrays = {"feat_mean": self.feat_mean, "feat_std": self.feat_std}
         for i, w in enumerate(self.members):
             arrays.update({f"m{i}/{k}": v.astype(np.float16) for k, v in w.items()})
-        config = {"members": len(self.members), "encoder": encoders.ENCODER, "features": list(POSITION_FEATURES)}
+        config = {"members": len(self.members), "encoder": encoders.ENCODER, "features": list(POSITION_FEATURES),
+                  "utterances": self.utterances}
         if self.scales:
             config["senders"] = list(self.senders)
         if self.stacked is not None:
@@ -357,6 +373,7 @@ class Neural(Estimator):
                                 f"{list(POSITION_FEATURES)}")
         self.feat_mean, self.feat_std = arrays["feat_mean"], arrays["feat_std"]
         self.senders = tuple(config.get("senders", ()))
+        self.utterances = config.get("utterances", "none")  # saved before the option: turn embeddings only
         self.stacked = None
         if "stacked_linear" in config:
             from dialeval.models.linear import Linear
@@ -401,6 +418,23 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, has_q: bool, h
     _optimise(net, t, p, gen, batch_loss, advance)
     # kept at float16 precision, as saved: a loaded model predicts exactly what the trained one did
     return {k: v.detach().numpy().astype(np.float16).astype(np.float64) for k, v in net.state_dict().items()}
+
+
+def utterance_means(texts: list[str], emb: np.ndarray, progress: bool | None = None) -> np.ndarray:
+    """Per turn, the L2-normalised mean of its utterances' embeddings (a turn's text joins its utterances with
+    newlines); a one-utterance turn keeps ``emb``, its own embedding, and only the others' utterances are
+    embedded."""
+    out = emb.copy()
+    parts = [[u for u in t.split("\n") if u.strip()] for t in texts]
+    multi = [i for i, us in enumerate(parts) if len(us) > 1]
+    if not multi:
+        return out
+    flat = encoders.embed([u for i in multi for u in parts[i]], progress=progress)
+    owner = np.repeat(np.arange(len(multi)), [len(parts[i]) for i in multi])
+    sums = np.zeros((len(multi), emb.shape[1]), dtype=np.float64)
+    np.add.at(sums, owner, flat)
+    out[multi] = (sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)).astype(out.dtype)
+    return out
 
 
 SIMILARITY_FEATURES = ("sim_previous", "sim_same_sender_max", "repeats_same_sender")
