@@ -118,3 +118,23 @@ def test_an_undeclared_scale_gets_a_task_of_its_own():
     out = dialeval.evaluate([{"id": "d1", "likeable": {"1": 1, "3": 1}}], g)
     assert out["scales"]["likeable"] == dict.fromkeys(("jsd", "mse", "nmd", "rsnod"), 0.0)
     assert np.isfinite(list(out["scales"]["likeable"].values())).all()
+
+
+def test_compare_ranks_turn_level_runs_and_leaves_out_undefined_dialogues(tmp_path):
+    from dialeval.report.runs import compare_runs
+
+    b, v = breakdown_scale(), validity_scale()
+    corpus = Corpus([
+        Dialogue(f"d{i}", [Turn("user", ["hi"]), Turn("system", ["yo"], {"breakdown": ["O", "X", "X"],
+                                                                          **({"validity": ["VALID"]} if i else {})})])
+        for i in range(4)], {"breakdown": b, "validity": v}, "wochat")
+    gold_run = run_document(gold_distributions(corpus))
+    uniform = [{"id": r["id"], "turns": [{"turn": 1, **{k: dict.fromkeys(s.levels, 1) for k, s in
+                                                          (("breakdown", b), ("validity", v)) if k in r["turns"][0]}}]}
+               for r in gold_run]
+    for name, run in (("gold", gold_run), ("uniform", uniform)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(run), encoding="utf-8")
+    c = compare_runs([tmp_path / "gold.json", tmp_path / "uniform.json"], load_gold(corpus), B=50, seed=1,
+                     progress=False)
+    assert c.n == 3 and any("d0" in note and "left out" in note for note in c.notes)
+    assert list(c.settings["scoring"]["tasks"]) == ["dbdc-breakdown", "wochat-validity"]

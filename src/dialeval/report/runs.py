@@ -159,8 +159,17 @@ def score_runs(runs: Sequence[PathLike], gold: Source | PreparedGold, *,
         values[:, j, :] = s.matrix[np.ix_(rows, [s.columns.index(c) for c in columns])]
     if missing == "common" and len(ids) < len(g):
         notes.append(f"compared on the {len(ids)} of {len(g)} gold dialogues that every run has")
+    scorable = ~np.isnan(values).any(axis=(1, 2))  # a turn-level dialogue with no labelled item of a column
+    if not scorable.all():
+        notes.append(f"{int((~scorable).sum())} dialogue(s) without a labelled item of every column left out: "
+                     + _ids_text([d for d, k in zip(ids, scorable.tolist(), strict=True) if not k]))
+        ids = [d for d, k in zip(ids, scorable.tolist(), strict=True) if k]
+        values = values[scorable]
+        if len(ids) < 2:
+            raise DialevalError(f"{len(ids)} dialogue(s) scored in every column; a comparison needs at least 2")
     settings = {"gold": str(gold_path) if gold_path is not None else None, "runs": [str(f) for f in files],
-                "missing": missing, "nugget_alpha": float(nugget_alpha), "rsnod_variant": rsnod_variant}
+                "missing": missing, "nugget_alpha": float(nugget_alpha), "rsnod_variant": rsnod_variant,
+                "tasks": dict(scored[0].settings.get("tasks", {}))}
     return RunMatrix(tuple(f.stem for f in files), tuple(str(f) for f in files), tuple(ids), tuple(columns), values,
                      settings, tuple(notes))
 

@@ -21,6 +21,7 @@ from dialeval.errors import DialevalError
 from dialeval.io.atomic import write_text
 from dialeval.report.labels import column_label, column_title, direction_text
 from dialeval.stats.comparison import Comparison, MeasureComparison, group_label
+from dialeval.tasks import TASKS
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,12 @@ def settings_lines(c: Comparison) -> list[str]:
              f"rank agreement: {s['agreement']}"]
     sc = s.get("scoring")
     if sc:
-        lines.append(f"scoring: gold {sc['gold']}; missing dialogues: {sc['missing']}; nugget alpha "
-                     f"{sc['nugget_alpha']}; RSNOD variant {sc['rsnod_variant']}")
+        tasks = sc.get("tasks") or {}
+        weighted = not tasks or any(t in TASKS and TASKS[t].sender_weights for t in tasks)
+        lines.append(f"scoring: gold {sc['gold']}; "
+                     + (f"tasks {', '.join(tasks)}; " if tasks else "") + f"missing dialogues: {sc['missing']}; "
+                     + (f"nugget alpha {sc['nugget_alpha']}; " if weighted else "")
+                     + f"RSNOD variant {sc['rsnod_variant']}")
     return lines
 
 
