@@ -22,7 +22,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -139,6 +139,17 @@ def tasks_for(scales: Mapping[str, Scale]) -> tuple[Task, ...]:
             present = tuple(s for s in t.scales if s in scales)
             out[t.name] = t if present == t.scales else replace(t, scales=present)
     return tuple(out.values())
+
+
+def weights_senders(names: Iterable[str]) -> bool:
+    """Whether a declared task among ``names`` weights its senders per dialogue (ND: the scorer's ``alpha``).
+
+    Examples
+    --------
+    >>> weights_senders(["stc3-dq", "stc3-nd"]), weights_senders(["dbdc-breakdown", "likeable"])
+    (True, False)
+    """
+    return any(TASKS[n].sender_weights for n in names if n in TASKS)
 
 
 def subtask_measures() -> dict[str, tuple[str, ...]]:

@@ -17,7 +17,7 @@ from dialeval.io.detect import detect, probe
 from dialeval.io.stream import is_streamed, read_records
 from dialeval.measures.ordinal import VARIANTS
 from dialeval.scoring import AVERAGES, Scores, load_gold, score_aligned
-from dialeval.tasks import TASKS
+from dialeval.tasks import TASKS, weights_senders
 
 Variant = choice_enum("Variant", VARIANTS)
 Average = choice_enum("Average", AVERAGES)
@@ -176,7 +176,7 @@ def _report(s: Scores, submission: Path, gold: Path, *, per_dialogue: Path | Non
         tables.print(dbdc3_table(dbdc3))
     d = summary["dialogues"]
     averaged = ", ".join(f"{t} per {v['average']}" for t, v in st["tasks"].items())
-    weighted = any(TASKS[t].sender_weights for t in st["tasks"] if t in TASKS)
+    weighted = weights_senders(st["tasks"])
     out.print(wrap(f"dialogues: {d['scored']} scored, {d['missing']} missing, {d['extra']} extra; "
                    + (f"alpha {st['alpha']}, " if weighted else "") + f"strict {st['strict']}, rsnod variant "
                    f"{st['rsnod_variant']}; averaged: {averaged}; dialeval {st['dialeval_version']}"), markup=False)

@@ -21,7 +21,7 @@ from dialeval.errors import DialevalError
 from dialeval.io.atomic import write_text
 from dialeval.report.labels import column_label, column_title, direction_text
 from dialeval.stats.comparison import Comparison, MeasureComparison, group_label
-from dialeval.tasks import TASKS
+from dialeval.tasks import weights_senders
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def settings_lines(c: Comparison) -> list[str]:
     sc = s.get("scoring")
     if sc:
         tasks = sc.get("tasks") or {}
-        weighted = not tasks or any(t in TASKS and TASKS[t].sender_weights for t in tasks)
+        weighted = not tasks or weights_senders(tasks)  # older reports name no task: say alpha
         lines.append(f"scoring: gold {sc['gold']}; "
                      + (f"tasks {', '.join(tasks)}; " if tasks else "") + f"missing dialogues: {sc['missing']}; "
                      + (f"nugget alpha {sc['nugget_alpha']}; " if weighted else "")

@@ -86,11 +86,12 @@ def score_aligned(run: AlignedRun, gold: PreparedGold, *, alpha: float = 0.5, st
     cols = _Columns()
     items: dict[str, dict[str, np.ndarray]] = {}
     counts: dict[str, dict[str, int]] = {}
+    scored_tasks: dict[str, dict] = {}
     for task in gold.tasks:
-        scales = [s for s in task.scales if s in run.rows]
-        if not scales:
+        if not any(s in run.rows for s in task.scales):
             continue  # the run does not predict this task
         how = average_of(task, average)
+        scored_tasks[task.name] = {"scales": list(task.scales), "measures": list(task.measures), "average": how}
         per_scale = {}
         for s in task.scales:  # a task's scales the run leaves out are all missing
             g = gold.items[s]
@@ -139,9 +140,7 @@ def score_aligned(run: AlignedRun, gold: PreparedGold, *, alpha: float = 0.5, st
     from dialeval import __version__
 
     settings = {"alpha": float(alpha), "strict": bool(strict), "rsnod_variant": rsnod_variant,
-                "tasks": {t.name: {"scales": list(t.scales), "measures": list(t.measures),
-                                   "average": average_of(t, average)}
-                          for t in gold.tasks if any(s in run.rows for s in t.scales)},
+                "tasks": scored_tasks,
                 "dialeval_version": __version__}
     return Scores([gold.ids[i] for i in dlg_rows], cols.names, matrix, missing_ids, list(run.extra_dialogues),
                   settings, cols.paths, cols.averages, cols.sources, items, counts, list(run.extra_items))

@@ -129,13 +129,9 @@ class ItemLayout:
 
     def take(self, keep: np.ndarray) -> ItemLayout:
         kept = {i for i, k in zip(self.ids, keep.tolist(), strict=True) if k}
-        out = {}
-        for n, d in self.dists.items():
-            m = np.fromiter((i in kept for i in d.ids), dtype=bool, count=len(d.ids))
-            out[n] = Distributions(d.scale, [i for i, k in zip(d.ids, m.tolist(), strict=True) if k],
-                                   d.turns[m] if d.turns is not None else None, d.probs[m],
-                                   d.counts[m] if d.counts is not None else None)
-        return ItemLayout(out, self.file)
+        return ItemLayout({n: d.take(np.flatnonzero(np.fromiter((i in kept for i in d.ids), dtype=bool,
+                                                                   count=len(d.ids))))
+                           for n, d in self.dists.items()}, self.file)
 
     def read(self, source: object) -> AlignedRun:
         from dialeval.io.turnruns import read_turn_run
