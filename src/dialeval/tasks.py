@@ -59,6 +59,11 @@ class Task:
     formats: tuple[str, ...] = ()
     """Corpus formats (:mod:`dialeval.io.formats` names) whose scales this task scores."""
 
+    @property
+    def key(self) -> str:
+        """The short name users type and runs carry: the STC-3 subtask (``quality``, ``nugget``), else the name."""
+        return self.subtask or self.name
+
     def summary_path(self, measure: str, scale: str) -> tuple[str, ...]:
         """Where the mean of ``measure`` on ``scale`` sits in a scores summary.
 
@@ -79,6 +84,24 @@ class Task:
     def columns(self) -> list[str]:
         """Every column of the task, measure by measure (one per scale, or one when senders are combined)."""
         return list(dict.fromkeys(self.column(m, s) for m in self.measures for s in self.scales))
+
+    def column_label(self, column: str) -> tuple[str, str]:
+        """``(measure, label)`` of one of the task's columns: ``("nmd", "NMD A")``, ``("jsd", "JSD")``.
+
+        The scale is named only when the task has several columns per measure.
+
+        Raises
+        ------
+        DialevalError
+            When ``column`` is not one of :meth:`columns`.
+        """
+        per_measure = len(self.columns()) > len(self.measures)
+        for m in self.measures:
+            for s in self.scales:
+                if self.column(m, s) == column:
+                    return m, m.upper() + (f" {s}" if per_measure else "")
+        raise DialevalError(f"column {describe(column)} is not a column of task {self.name!r}; its columns are "
+                            + ", ".join(self.columns()))
 
     def turn_values(self) -> tuple[float, ...]:
         """The turn score of each level (``good_to_bad`` order): ``len - 1`` for the best, 0 for the worst."""
@@ -106,11 +129,28 @@ TASKS: dict[str, Task] = {t.name: t for t in _DECLARED}
 """Every task, by name."""
 
 
+KEYS: tuple[str, ...] = tuple(t.key for t in _DECLARED)
+"""What a task is called where users choose one (the service, ``dialeval admin create-task``): :attr:`Task.key`."""
+
+
 def get(name: str) -> Task:
-    """The task ``name``; a :class:`DialevalError` listing the tasks when it is unknown."""
-    if name not in TASKS:
-        raise DialevalError(f"task {describe(name)} is not known; allowed are " + ", ".join(TASKS))
-    return TASKS[name]
+    """The task called ``name`` or keyed ``name`` (:attr:`Task.key`: ``quality`` is ``stc3-dq``).
+
+    Raises
+    ------
+    DialevalError
+        Listing the task keys when ``name`` is neither.
+
+    Examples
+    --------
+    >>> get("quality").name, get("dbdc-breakdown").key
+    ('stc3-dq', 'dbdc-breakdown')
+    """
+    for t in _DECLARED:
+        if name in (t.name, t.key):
+            return t
+    raise DialevalError(f"task {describe(name)} is not known; allowed are "
+                        + ", ".join(t.key + (f" ({t.name})" if t.key != t.name else "") for t in _DECLARED))
 
 
 def tasks_for(scales: Mapping[str, Scale]) -> tuple[Task, ...]:

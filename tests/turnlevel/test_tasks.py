@@ -17,8 +17,17 @@ def test_the_five_tasks_are_declared():
     assert tasks.TASKS["stc3-dq"].scales == QUALITY_KEYS
     assert set(tasks.TASKS["stc3-nd"].scales) == set(NUGGET_SCALE.values())
     assert tasks.TASKS["stc3-nd"].sender_weights == ("customer", "helpdesk")
-    with pytest.raises(DialevalError, match="allowed are stc3-dq"):
+    with pytest.raises(DialevalError, match=r"allowed are quality \(stc3-dq\), nugget \(stc3-nd\), dbdc-breakdown"):
         tasks.get("nope")
+    assert tasks.get("quality") is tasks.get("stc3-dq") and tasks.KEYS[:2] == ("quality", "nugget")
+
+
+def test_column_labels_come_from_the_declaration():
+    assert tasks.get("quality").column_label("quality.nmd.A") == ("nmd", "NMD A")
+    assert tasks.get("nugget").column_label("nugget.rnss") == ("rnss", "RNSS")
+    assert tasks.get("dbdc-breakdown").column_label("breakdown/mse") == ("mse", "MSE")
+    with pytest.raises(DialevalError, match="its columns are breakdown/jsd"):
+        tasks.get("dbdc-breakdown").column_label("quality.nmd.A")
 
 
 def test_scorers_read_the_registry():

@@ -50,8 +50,9 @@ def _service_call(fn, *args, **kwargs):
 @admin_app.command("create-task")
 def create_task_cmd(
     name: str = typer.Argument(..., help="Task name (A-Z a-z 0-9 . _ -), used in URLs."),
-    subtask: Subtask = typer.Option(..., help="What the task scores."),  # type: ignore[valid-type]
-    gold: Path = typer.Option(..., help="Gold file with annotations (STC-3/DialEval JSON); stays on the server."),
+    subtask: Subtask = typer.Option(..., "--subtask", "--task", help="What the task scores: a declared task."),  # type: ignore[valid-type]
+    gold: Path = typer.Option(..., help="Gold with annotations, any corpus dialeval reads: one file, or a ZIP "
+                              "of its folder (DBDC); stays on the server."),
     public_fraction: float = typer.Option(0.5, help="Share of the test set scored before close, in (0, 1]."),
     seed: int | None = typer.Option(None, help="Only for a reproducible split (tests): anyone who knows the seed "
                                     "and the ids can recompute the hidden half. Default: the split is drawn from "
@@ -60,7 +61,7 @@ def create_task_cmd(
     total_limit: int = typer.Option(50, help="Scored runs per team in all."),
     deadline: str | None = typer.Option(None, help="ISO time with zone after which runs are refused."),
     rank_by: str | None = typer.Option(None, help="Column picking a team's best run (default: the first "
-                                       "column of the subtask's main measure)."),
+                                       "column of the task's main measure)."),
     database_url_: str | None = DbOption,
 ) -> None:
     """Create a task from a gold file; prints the task as the API shows it."""

@@ -5,7 +5,7 @@
 - result: one line per pair of runs, ``runA runB |diff| p``, pairs in run-list order.
 
 ``write_matrices`` also writes ``topics.txt`` (one dialogue id per line, the row order) and names each
-matrix ``<column>.matrix`` after the score column (``quality.nmd.A.matrix``).
+matrix after its score column (:func:`matrix_name`: ``quality.nmd.A.matrix``, ``breakdown.jsd.matrix``).
 """
 
 from __future__ import annotations
@@ -106,6 +106,17 @@ def result_lines(runs: Sequence[str], means: np.ndarray, pvalues: np.ndarray) ->
     return out
 
 
+def matrix_name(column: str) -> str:
+    """The file name of a score column's matrix: ``<column>.matrix``, with ``/`` and whitespace as ``.`` and ``_``.
+
+    Examples
+    --------
+    >>> matrix_name("quality.nmd.A"), matrix_name("overall impression/jsd")
+    ('quality.nmd.A.matrix', 'overall_impression.jsd.matrix')
+    """
+    return "_".join(column.replace("/", ".").replace("\\", ".").split()) + ".matrix"
+
+
 def write_matrices(out_dir: str | os.PathLike, runs: Sequence[str], ids: Sequence[str],
                    matrices: Mapping[str, np.ndarray]) -> list[Path]:
     """Write ``runs.txt``, ``topics.txt`` and one ``<column>.matrix`` (n x m, full precision) per column."""
@@ -117,7 +128,7 @@ def write_matrices(out_dir: str | os.PathLike, runs: Sequence[str], ids: Sequenc
     for name, X in matrices.items():
         if X.shape != (len(ids), len(runs)):
             raise DialevalError(f"matrix {name!r} has shape {X.shape}; expected ({len(ids)}, {len(runs)})")
-        files[f"{name}.matrix"] = "".join(" ".join(repr(float(v)) for v in row) + "\n" for row in X)
+        files[matrix_name(name)] = "".join(" ".join(repr(float(v)) for v in row) + "\n" for row in X)
     for fname, text in files.items():
         write_text(out / fname, text)
         written.append(out / fname)

@@ -119,7 +119,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
 
     @app.get("/api/tasks", tags=["tasks"])
     def list_tasks() -> list[dict]:
-        """Every task: subtask, score columns, sizes of the test set and of its public half, quotas."""
+        """Every task: what it scores, score columns, sizes of the test set and of its public half, quotas."""
         return [tasks.task_info(t) for t in tasks.list_tasks(db)]
 
     @app.get("/api/tasks/{task}", tags=["tasks"])
@@ -171,7 +171,8 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     @app.post("/api/admin/tasks", status_code=201, tags=["admin"], dependencies=[Depends(one_file_part)])
     def admin_create_task(cred: Token, name: str = Form(...),
                           subtask: str = Form(..., description=" | ".join(SUBTASKS)),
-                          gold: UploadFile = File(..., description="Gold file with annotations (STC-3 JSON)."),
+                          gold: UploadFile = File(..., description="Gold with annotations: any corpus dialeval "
+                                                  "reads, in one file or a ZIP of its folder (DBDC)."),
                           public_fraction: float = Form(0.5),
                           seed: int | None = Form(None, description="Only for a reproducible split (tests); "
                                                   "default: drawn from a secret the server keeps."),

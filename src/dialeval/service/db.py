@@ -126,7 +126,7 @@ class Task(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
-    subtask: Mapped[str] = mapped_column(String(16))
+    subtask: Mapped[str] = mapped_column(String(64))     # a declared task's key (dialeval.tasks.KEYS)
     columns: Mapped[list] = mapped_column(JSON)          # score columns of the subtask (Scores.columns)
     rank_by: Mapped[str] = mapped_column(String(64))     # the column a team's best run is chosen by
     n_dialogues: Mapped[int] = mapped_column(Integer)

@@ -4,9 +4,11 @@ Layout of ``DIR`` (the convention ``dialeval compare`` reads too):
 
 - ``runs.txt``: one run name per line (the matrix columns, in order);
 - ``topics.txt``: one dialogue id per line (the matrix rows, in gold order);
-- ``<column>.matrix`` per score column (``quality.nmd.A.matrix``...): one line per dialogue, the runs'
-  scores separated by single spaces (Discpower's format);
-- ``<run>.json``: the submitted run file, byte for byte, so ``dialeval compare DIR/*.json --gold GOLD`` works;
+- one matrix per score column (:func:`~dialeval.io.discpower.matrix_name`: ``quality.nmd.A.matrix``,
+  ``breakdown.jsd.matrix``...): one line per dialogue, the runs' scores separated by single spaces
+  (Discpower's format);
+- ``<run>.json``: the submitted run file, byte for byte (a run uploaded as a ZIP of DBDC3 labels: the JSON
+  array of its records), so ``dialeval compare DIR/*.json --gold GOLD`` works;
 - ``export.manifest``: what the files hold, as JSON (task, gold hash, runs, columns, scorer settings,
   dialeval version); not named ``*.json``, so that ``DIR/*.json`` are the runs only.
 
@@ -24,11 +26,14 @@ from sqlalchemy import select
 
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import write_bytes, write_text
-from dialeval.io.jsonarray import dump_json, parse_bytes
+from dialeval.io.discpower import matrix_name
+from dialeval.io.jsonarray import dump_json, json_text
 from dialeval.progress import track
 from dialeval.scoring import score
 from dialeval.service.db import Database, Submission, SubmissionFile, Team
+from dialeval.service.runs import read_run
 from dialeval.service.tasks import get_task, golds, task_info
+from dialeval.service.uploaded import is_zip
 
 
 def run_name(team: str, submission_id: int) -> str:
@@ -65,16 +70,17 @@ def export_matrix(db: Database, task_name: str, out: str | os.PathLike, now: dat
         with db.read() as s:
             data = s.get(SubmissionFile, sub.id).data
         name = run_name(team, sub.id)
-        scores = score(parse_bytes(data, file=sub.filename), full)
+        records = read_run(data, sub.filename)
+        scores = score(records, full)
         if scores.ids != list(full.ids):
             raise DialevalError(f"run {name} does not give every test-set dialogue", file=sub.filename)
         for c in task.columns:
             columns[c].append(scores.column(c).tolist())
-        write_bytes(out / f"{name}.json", data)
+        write_bytes(out / f"{name}.json", json_text(records).encode() if is_zip(data) else data)
         names.append(name)
     for c, per_run in columns.items():
         lines = (" ".join(repr(run[i]) for run in per_run) for i in range(len(full.ids)))
-        write_text(out / f"{c}.matrix", "".join(line + "\n" for line in lines))
+        write_text(out / matrix_name(c), "".join(line + "\n" for line in lines))
     write_text(out / "topics.txt", "".join(f"{i}\n" for i in full.ids))
     manifest = {"task": task_info(task), "gold": {"name": task.gold_name, "sha256": task.gold_sha256},
                 "runs": [{"name": n, "id": sub.id, "team": team, "created_at": sub.created_at.isoformat(),

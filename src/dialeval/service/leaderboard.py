@@ -24,27 +24,31 @@ from dialeval.measures import get as get_measure
 from dialeval.service.db import Database, Submission, Task, Team
 from dialeval.service.runs import all_finite
 from dialeval.service.tasks import TASK_NAME, get_task, task_info
+from dialeval.tasks import get as declared_task
 
 PER = ("team", "run")
 """Leaderboard views: one row per team, or one per run."""
 
 
-def column_info(column: str) -> dict:
-    """Label, measure title and direction of a score column such as ``quality.nmd.A`` (from the registry).
+def column_info(column: str, task: str) -> dict:
+    """Label, measure title and direction of a score column of the declared task ``task`` (its key or name):
+    from the task and measure registries.
 
     Examples
     --------
-    >>> column_info("quality.nmd.A")["label"], column_info("nugget.jsd")["lower_is_better"]
+    >>> column_info("quality.nmd.A", "quality")["label"], column_info("nugget.jsd", "nugget")["lower_is_better"]
     ('NMD A', True)
+    >>> column_info("breakdown/jsd", "dbdc-breakdown")["label"]
+    'JSD'
     """
-    parts = column.split(".")
-    m = get_measure(parts[1])
-    return {"name": column, "label": " ".join([m.name.upper(), *parts[2:]]), "measure": m.name,
-            "title": m.title, "direction": m.direction, "lower_is_better": m.direction.startswith("lower")}
+    measure, label = declared_task(task).column_label(column)
+    m = get_measure(measure)
+    return {"name": column, "label": label, "measure": m.name, "title": m.title, "direction": m.direction,
+            "lower_is_better": m.direction.startswith("lower")}
 
 
-def _sort_key(column: str):
-    sign = 1.0 if column_info(column)["lower_is_better"] else -1.0
+def _sort_key(column: str, task: str):
+    sign = 1.0 if column_info(column, task)["lower_is_better"] else -1.0
     return lambda row: (sign * row["scores"][column], row["created_at"], row["id"])
 
 
@@ -145,7 +149,7 @@ def compute(db: Database, task: Task, *, by: str | None = None, per: str = "team
         else:
             off[team_id] = off.get(team_id, 0) + 1
     rows = runs if per == "run" else _team_rows(runs, task, final)
-    rows.sort(key=_sort_key(by))
+    rows.sort(key=_sort_key(by, task.subtask))
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
         row["submissions"] = counts[row["team_id"]]
@@ -155,13 +159,13 @@ def compute(db: Database, task: Task, *, by: str | None = None, per: str = "team
     scored_on = {"half": "all" if final else "public",
                   "dialogues": task.n_dialogues if final else len(task.public_ids), "dialeval_version": __version__}
     return {"task": task_info(task), "final": final, "scored_on": scored_on, "by": by, "per": per,
-            "columns": [column_info(c) for c in task.columns], "rows": rows}
+            "columns": [column_info(c, task.subtask) for c in task.columns], "rows": rows}
 
 
 def _team_rows(runs: list[dict], task: Task, final: bool) -> list[dict]:
     """One run per team: before close its best by the task's main column; after, its chosen or latest run."""
     best: dict[int, dict] = {}
-    key = _sort_key(task.rank_by)
+    key = _sort_key(task.rank_by, task.subtask)
     for run in runs:  # oldest first
         cur = best.get(run["team_id"])
         if final:

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dialeval.errors import DialevalError, quote
-from dialeval.io.jsonarray import parse_bytes
-from dialeval.scoring import TASKS, PreparedGold, Scores, score
+from dialeval import tasks as declared
+from dialeval.errors import DialevalError, describe, quote
+from dialeval.scoring import PreparedGold, Scores, score
+from dialeval.service.uploaded import run_records
 
-SUBTASKS: tuple[str, ...] = tuple(TASKS)
-"""The subtasks a task can score (from :data:`dialeval.scoring.TASKS`)."""
+SUBTASKS: tuple[str, ...] = declared.KEYS
+"""What a service task can score: every declared task, by its key (:data:`dialeval.tasks.KEYS`)."""
 
 MAX_LISTED_IDS = 5
 
@@ -32,8 +33,25 @@ class RunScores:
 
 
 def read_run(data: bytes, filename: str) -> list:
-    """The records of an uploaded run file; :class:`DialevalError` if it is not a JSON array."""
-    return parse_bytes(data, file=filename)
+    """The records of an uploaded run: a JSON array, or a ZIP of DBDC3 labels (:func:`run_records`)."""
+    return run_records(data, filename)
+
+
+def run_layout(key: str) -> str:
+    """How a run for the task keyed ``key`` is laid out, in a line (shown on the task's page and in its info).
+
+    Examples
+    --------
+    >>> run_layout("quality")
+    'a JSON array of {"id", "quality": ...} records (FORMATS.md §1)'
+    >>> run_layout("dbdc-breakdown")[:54]
+    'a JSON array of {"id", "turns": [{"turn", "breakdown":'
+    """
+    t = declared.get(key)
+    if t.subtask is not None:
+        return f'a JSON array of {{"id", "{t.subtask}": ...}} records (FORMATS.md §1)'
+    return (f'a JSON array of {{"id", "turns": [{{"turn", "{t.scales[0]}": {{level: probability}}}}]}} records '
+            "(dialeval predict --to run), or a ZIP of DBDC3 *.labels.json files")
 
 
 def means(scores: Scores, columns: list[str]) -> dict[str, float]:
@@ -110,11 +128,20 @@ def score_run(records: list, subtask: str, columns: list[str], full: PreparedGol
     return RunScores(pub, full_means, dict(s_full.settings))
 
 
-def columns_of(gold: PreparedGold, subtask: str) -> list[str]:
-    """The score columns of ``subtask``, as its task declares them (:meth:`dialeval.tasks.Task.columns`)."""
-    if subtask not in SUBTASKS:
-        raise DialevalError(f"subtask {subtask!r} is not allowed; allowed are " + ", ".join(SUBTASKS))
-    tasks = {t.subtask: t for t in gold.tasks if t.subtask is not None}
-    if subtask not in tasks:
-        raise DialevalError(f"the gold has no {subtask} labels (it has: {', '.join(gold.subtasks) or 'none'})")
-    return tasks[subtask].columns()
+def columns_of(gold: PreparedGold, key: str) -> list[str]:
+    """The score columns of the task keyed ``key`` on this gold (:meth:`dialeval.tasks.Task.columns`).
+
+    Raises
+    ------
+    DialevalError
+        When ``key`` is not a declared task's key, or the gold has no labels of that task (the message lists
+        the tasks it has).
+    """
+    if key not in SUBTASKS:
+        raise DialevalError(f"task {describe(key)} is not allowed; allowed are " + ", ".join(SUBTASKS))
+    want = declared.get(key).name
+    for t in gold.tasks:
+        if t.name == want:
+            return t.columns()
+    have = ", ".join(t.key for t in gold.tasks) or "none"
+    raise DialevalError(f"the gold has no labels of task {key!r} (its tasks: {have})", file=gold.file)

@@ -1,4 +1,5 @@
-"""Tasks: a subtask over a test set whose gold stays on the server, split once into a public and a hidden half.
+"""Tasks: a declared task (:mod:`dialeval.tasks`) over a test set whose gold stays on the server, split once
+into a public and a hidden half.
 
 The organiser creates a task from a gold file (:func:`create_task`); the split is drawn once from a
 secret the server generates (:func:`new_secret`, stored in the task's row, never shown: no one who knows
@@ -21,13 +22,14 @@ import numpy as np
 from sqlalchemy import select
 
 from dialeval.errors import DialevalError, describe, quote
-from dialeval.io.jsonarray import parse_bytes
 from dialeval.progress import track
-from dialeval.scoring import PreparedGold, load_gold
+from dialeval.scoring import PreparedGold
 from dialeval.service.db import Database, Submission, SubmissionFile, Task, TaskGold
 from dialeval.service.errors import Conflict, NotFound
-from dialeval.service.runs import SUBTASKS, columns_of, score_run
+from dialeval.service.runs import SUBTASKS, columns_of, read_run, run_layout, score_run
+from dialeval.service.uploaded import gold_from_bytes
 from dialeval.service.uploads import clean_filename
+from dialeval.tasks import get as declared_task
 
 TASK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 MAX_LIMIT = 1_000_000
@@ -87,14 +89,16 @@ def _check_limit(v: object, what: str) -> int:
 def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: str, now: datetime, *,
                 public_fraction: float = 0.5, seed: int | None = None, daily_limit: int = 5, total_limit: int = 50,
                 deadline: datetime | None = None, rank_by: str | None = None) -> Task:
-    """Create a task from the bytes of a gold file (STC-3/DialEval JSON with annotations).
+    """Create a task from the bytes of a gold file: any annotated corpus dialeval reads, in one file or a ZIP
+    of its folder (:mod:`dialeval.service.uploaded`).
 
     Parameters
     ----------
     name : str
         1-64 characters of ``A-Z a-z 0-9 . _ -`` (it appears in URLs and file names).
-    subtask : {'quality', 'nugget'}
-        What the task scores (the choices are :data:`dialeval.scoring.TASKS`).
+    subtask : str
+        What the task scores: a declared task's key (:data:`dialeval.tasks.KEYS`: ``quality``, ``nugget``,
+        ``dbdc-breakdown``, ...); the gold must label its scales.
     public_fraction : float in (0, 1], default 0.5
         Share of the test set scored before close; the rest is hidden until then.
     seed : int in [0, 2**31), optional
@@ -118,14 +122,14 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
         raise DialevalError(f"task name {describe(name)} is not allowed; allowed are 1-64 characters of "
                             "A-Z a-z 0-9 . _ - (starting with a letter or digit)")
     if subtask not in SUBTASKS:
-        raise DialevalError(f"subtask {describe(subtask)} is not allowed; allowed are " + ", ".join(SUBTASKS))
+        raise DialevalError(f"task {describe(subtask)} is not allowed; allowed are " + ", ".join(SUBTASKS))
     gold_name = clean_filename(gold_name, "gold.json")
     _check_limit(daily_limit, "daily limit")
     _check_limit(total_limit, "total limit")
     if deadline is not None and (not isinstance(deadline, datetime) or deadline.tzinfo is None):
         raise DialevalError(f"deadline {deadline!r} must be a date and time with a time zone")
     try:
-        prepared = load_gold(parse_bytes(gold, file=gold_name))
+        prepared = gold_from_bytes(gold, gold_name)
     except DialevalError as e:
         raise e.located(file=gold_name) from None
     columns = columns_of(prepared, subtask)
@@ -167,7 +171,9 @@ def list_tasks(db: Database) -> list[Task]:
 
 def task_info(task: Task) -> dict:
     """What anyone may know about a task (no hidden id: only the sizes of the halves)."""
-    return {"name": task.name, "subtask": task.subtask, "columns": task.columns, "rank_by": task.rank_by,
+    declared = declared_task(task.subtask)
+    return {"name": task.name, "subtask": task.subtask, "task": declared.name, "title": declared.title,
+            "run_layout": run_layout(task.subtask), "columns": task.columns, "rank_by": task.rank_by,
             "dialogues": task.n_dialogues, "public_dialogues": len(task.public_ids),
             "daily_limit": task.daily_limit, "total_limit": task.total_limit,
             "deadline": task.deadline.isoformat() if task.deadline else None,
@@ -183,7 +189,7 @@ _CACHE_SIZE = 16
 
 def prepare_golds(data: bytes, gold_name: str, public_ids) -> tuple[PreparedGold, PreparedGold]:
     """``(full test set, public half)`` prepared from the bytes of a task's gold file."""
-    full = load_gold(parse_bytes(data, file=gold_name))
+    full = gold_from_bytes(data, gold_name)
     return full, full.subset(public_ids)
 
 
@@ -236,7 +242,7 @@ def close_task(db: Database, name: str, now: datetime) -> Task:
         for sub in track(subs, f"final scores of {name}"):
             data = s.get(SubmissionFile, sub.id).data
             try:
-                sub.final_scores = score_run(parse_bytes(data, file=sub.filename), task.subtask, task.columns,
+                sub.final_scores = score_run(read_run(data, sub.filename), task.subtask, task.columns,
                                              full, filename=sub.filename).full
                 sub.final_error = None
             except Exception as e:
