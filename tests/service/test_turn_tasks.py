@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from service_support import Service
 
 import dialeval
@@ -216,3 +218,15 @@ def test_every_declared_task_key_is_a_choice(svc):
     assert SUBTASKS == KEYS and {t.key for t in TASKS.values()} == set(KEYS)
     r = create(svc, "x", "no-such-task", b"[]", "g.json")
     assert r.status_code == 422 and all(k in r.json()["detail"] for k in KEYS)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(members=st.dictionaries(st.text(min_size=1, max_size=40), st.binary(max_size=64), max_size=5))
+def test_any_archive_is_a_201_or_a_422(svc, members):
+    try:
+        data = _zip(members)
+    except (ValueError, UnicodeEncodeError, IndexError):
+        return  # zipfile itself cannot write such a name
+    r = create(svc, "fz", "dbdc-breakdown", data, "g.zip")
+    assert r.status_code in (201, 422), r.text
+    assert "dialeval-upload" not in r.text

@@ -94,8 +94,8 @@ def unpack(data: bytes, archive: str, into: Path, *, max_members: int = MAX_MEMB
                 raise DialevalError(f"archive member {describe(info.filename)} is a link; allowed are files",
                                     file=archive)
             target = into.joinpath(*rel.parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
             try:
+                target.parent.mkdir(parents=True, exist_ok=True)  # OSError: a file of that name came first
                 with zf.open(info) as src, open(target, "wb") as dst:
                     while chunk := src.read(_COPY_CHUNK):
                         total += len(chunk)
