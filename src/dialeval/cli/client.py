@@ -69,7 +69,8 @@ def _scores_table(title: str, columns: list[dict], rows: list[dict], extra: tupl
 
 def register(app: typer.Typer) -> None:
     @app.command("submit")
-    def submit_cmd(file: Path = typer.Argument(..., help="Run file (JSON)."), server: str = ServerOption,
+    def submit_cmd(file: Path = typer.Argument(..., help="Run file (JSON), or a ZIP of DBDC3 *.labels.json "
+                                               "for a turn-level task."), server: str = ServerOption,
                    task: str = typer.Option(..., help="Task name."), token: str = TokenOption,
                    leaderboard: bool = typer.Option(True, "--leaderboard/--no-leaderboard",
                                                     help="Show this run on the leaderboard."),
@@ -79,7 +80,8 @@ def register(app: typer.Typer) -> None:
             raise DialevalError("no such file", file=str(file))
         with file.open("rb") as fh:
             res = request("POST", server, f"/api/tasks/{task}/submissions", token=token,
-                          files={"file": (file.name, fh, "application/json")},
+                          files={"file": (file.name, fh, "application/zip" if file.suffix.lower() == ".zip"
+                                          else "application/json")},
                           data={"leaderboard": "true" if leaderboard else "false"})
         if format == OutFormat.json:
             print(json.dumps(res, indent=2))
