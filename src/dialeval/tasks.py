@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from dialeval.corpus import Scale
 
 Level = Literal["dialogue", "turn", "block"]
+Context = Literal["dialogue", "past"]
 Average = Literal["dialogue", "turn"]
 AVERAGES: tuple[str, ...] = ("dialogue", "turn")
 """How item scores become one figure: the mean of per-dialogue means (macro), or the mean over items (micro)."""
@@ -58,6 +59,9 @@ class Task:
     """Levels from best to worst, for transfer between compatible open-domain turn tasks."""
     formats: tuple[str, ...] = ()
     """Corpus formats (:mod:`dialeval.io.formats` names) whose scales this task scores."""
+    context: Context = "dialogue"
+    """What a model may read to predict an item: the whole ``dialogue`` (STC-3's annotators judged finished
+    dialogues), or only the turns up to the item (``past``: a breakdown is judged as the dialogue unfolds)."""
 
     @property
     def key(self) -> str:
@@ -117,12 +121,12 @@ _DECLARED = (
     Task("stc3-nd", "STC-3 nugget detection", "block", ("nugget_customer", "nugget_helpdesk"), ("jsd", "rnss"),
          sender_weights=("customer", "helpdesk"), subtask="nugget", formats=("stc3",)),
     Task("dbdc-breakdown", "Dialogue breakdown (DBDC3-5): O, T, X of system turns", "turn", ("breakdown",),
-         ("jsd", "mse", "nmd", "rsnod"), good_to_bad=("O", "T", "X"), formats=("dbdc", "wochat")),
+         ("jsd", "mse", "nmd", "rsnod"), good_to_bad=("O", "T", "X"), formats=("dbdc", "wochat"), context="past"),
     Task("wochat-validity", "WOCHAT turn validity", "turn", ("validity",), ("jsd", "mse", "nmd", "rsnod"),
-         good_to_bad=("VALID", "ACCEPTABLE", "INVALID"), formats=("wochat",)),
+         good_to_bad=("VALID", "ACCEPTABLE", "INVALID"), formats=("wochat",), context="past"),
     Task("conture-impression", "ConTurE overall impression of a chatbot turn (0, 1, 2)", "turn",
          ("overall impression",), ("jsd", "mse", "nmd", "rsnod"), good_to_bad=("2", "1", "0"),
-         formats=("conture",)),
+         formats=("conture",), context="past"),
 )
 
 TASKS: dict[str, Task] = {t.name: t for t in _DECLARED}
@@ -157,7 +161,8 @@ def tasks_for(scales: Mapping[str, Scale]) -> tuple[Task, ...]:
     """The tasks that score a gold with these scales, in the order the scales come.
 
     A declared task is narrowed to the scales the gold has; a scale no declared task claims gets a task of
-    its own (named after it, at its level, with :data:`DEFAULT_MEASURES` of its kind).
+    its own (named after it, at its level, with :data:`DEFAULT_MEASURES` of its kind, and the context of
+    :func:`context_of`).
 
     Examples
     --------
@@ -174,7 +179,7 @@ def tasks_for(scales: Mapping[str, Scale]) -> tuple[Task, ...]:
         t = task_of_scale(name)
         if t is None:
             out[name] = Task(name, f"the {scale.kind} {scale.level}-level scale {name!r}", scale.level, (name,),
-                             DEFAULT_MEASURES[scale.kind])
+                             DEFAULT_MEASURES[scale.kind], context=context_of(name, scale.level))
         elif t.name not in out:
             present = tuple(s for s in t.scales if s in scales)
             out[t.name] = t if present == t.scales else replace(t, scales=present)
@@ -195,6 +200,22 @@ def weights_senders(names: Iterable[str]) -> bool:
 def subtask_measures() -> dict[str, tuple[str, ...]]:
     """``{subtask: measures}`` of the STC-3 tasks, in declaration order (``quality``, ``nugget``)."""
     return {t.subtask: t.measures for t in TASKS.values() if t.subtask is not None}
+
+
+def context_of(scale: str, level: str) -> Context:
+    """What a model of ``scale`` (a ``level``-level scale) may read: its task's declared context; for a scale
+    no task claims, the turns so far for a turn-level scale (an item is never judged from what follows it)
+    and the whole dialogue for a dialogue-level one.
+
+    Examples
+    --------
+    >>> context_of("A", "dialogue"), context_of("breakdown", "turn"), context_of("rating", "turn")
+    ('dialogue', 'past', 'past')
+    """
+    t = task_of_scale(scale)
+    if t is not None:
+        return t.context
+    return "dialogue" if level == "dialogue" else "past"
 
 
 def task_of_scale(scale: str) -> Task | None:

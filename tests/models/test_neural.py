@@ -42,10 +42,10 @@ def test_numpy_forward_equals_torch_on_ragged_batches():
     with torch.no_grad():
         q, c, h = net(torch.from_numpy(X), torch.from_numpy(mask), torch.from_numpy(lengths))
     w = {k: v.numpy() for k, v in net.state_dict().items()}
-    out = forward_numpy(w, X, mask)
-    np.testing.assert_allclose(out["quality"], torch.softmax(q, -1).numpy(), atol=1e-5)
-    np.testing.assert_allclose(out["turn_c"][mask], torch.softmax(c, -1).numpy()[mask], atol=1e-5)
-    np.testing.assert_allclose(out["turn_h"][mask], torch.softmax(h, -1).numpy()[mask], atol=1e-5)
+    out = forward_numpy(w, X, mask, ["heads.0", "heads.1"], 3)
+    np.testing.assert_allclose(out["pooled"], torch.softmax(q, -1).numpy(), atol=1e-5)
+    np.testing.assert_allclose(out["heads.0"][mask], torch.softmax(c, -1).numpy()[mask], atol=1e-5)
+    np.testing.assert_allclose(out["heads.1"][mask], torch.softmax(h, -1).numpy()[mask], atol=1e-5)
 
 
 def test_fit_predict_scores(fitted, en60, assert_valid):

@@ -102,7 +102,7 @@ def test_wochat_validity_train_predict(wochat_sample, tmp_path):
 
 def test_dbdc_model_transfers_to_wochat_and_conture(dbdc_sample, wochat_sample, tmp_path, shared_data):
     model = train(dbdc_sample, kind="prior")
-    model.turn_means = {"breakdown": np.array([0.5, 0.3, 0.2])}  # a known distribution
+    model.means = {"breakdown": np.array([0.5, 0.3, 0.2])}  # a known distribution
     rec = predict(wochat_sample, model=model)
     t = rec[0]["turns"][0]
     assert t["validity"] == {"VALID": 0.5, "ACCEPTABLE": 0.3, "INVALID": 0.2}

@@ -20,8 +20,8 @@ import numpy as np
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.models import leakage
-from dialeval.models.data import Predicted, TurnTable, check_corpus, check_subtasks, is_stc3, targets
-from dialeval.models.turndata import TurnArrays, TurnScale, rows_for, turn_scales_of, turn_targets
+from dialeval.models.data import SUBTASKS, Predicted, TurnTable, check_corpus, check_subtasks
+from dialeval.models.turndata import ScaleArrays, TurnScale, learnt_scales, rows_for, scale_targets, scales_to_learn
 
 FORMAT_VERSION = 1
 KINDS: dict[str, type[Estimator]] = {}
@@ -43,11 +43,14 @@ def kind_class(kind: str) -> type[Estimator]:
 
 
 class Estimator(ABC):
-    """A model that predicts the annotators' distributions of STC-3 dialogues.
+    """A model that predicts the annotators' distributions of the scales of a corpus's tasks.
 
     Subclasses set ``kind`` and ``description``, take their hyper-parameters as keyword arguments
     (stored in ``self.params``), and implement :meth:`_fit`, :meth:`_predict`, :meth:`_state` and
-    :meth:`_set_state`. Everything else (checking input, subtasks, saving, loading) lives here.
+    :meth:`_set_state`. Everything else (which scales to learn, checking input, subtasks, saving, loading)
+    lives here. A kind sees every scale the same way, ``{scale: (rows, probs)}`` (rows of dialogues for a
+    dialogue-level scale, of flat turns otherwise); what it knows of each is in :attr:`learnt` (its level),
+    and what it may read is :attr:`context` (the tasks' declaration).
     """
 
     kind: ClassVar[str]
@@ -68,35 +71,55 @@ class Estimator(ABC):
         self.params = {**self.defaults, **params}
         self.info: dict = {}
         self.fitted = False
-        self.scales: dict[str, TurnScale] = {}
-        """The turn-level scales learnt from a non-STC-3 corpus (empty for an STC-3 model)."""
+        self.learnt: dict[str, TurnScale] = {}
+        """Every scale the model learnt (:func:`~dialeval.models.turndata.scales_to_learn`), in task order."""
+        self.not_asked: dict[str, TurnScale] = {}
+        """While fitting: the scales of the corpus's other subtasks, which the model was not asked to learn (the
+        neural kind keeps their heads, untrained, so that a one-subtask network is the both-subtask one)."""
         self.training_fingerprints: np.ndarray | None = None
         """Sorted fingerprints of the training dialogues (:mod:`dialeval.models.leakage`); None: unknown."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(subtasks={self.subtasks}, seed={self.seed}, fitted={self.fitted})"
 
+    @property
+    def scales(self) -> dict[str, TurnScale]:
+        """The learnt scales outside the STC-3 subtasks (turn-level scales of DBDC, WOCHAT...): their
+        predictions take the per-turn layout; empty for an STC-3 model."""
+        return {n: s for n, s in self.learnt.items() if s.subtask is None}
+
+    @property
+    def context(self) -> str:
+        """What the model reads to predict an item: ``dialogue`` (the whole dialogue) or ``past`` (the turns
+        up to the item), as the tasks of its scales declare (:attr:`dialeval.tasks.Task.context`)."""
+        contexts = {s.context for s in self.learnt.values()}
+        if len(contexts) > 1:
+            raise DialevalError(f"model kind {self.kind!r} cannot learn scales read in the whole dialogue and "
+                                "scales read in the turns so far together (" + ", ".join(self.learnt) + ")")
+        return contexts.pop() if contexts else "dialogue"
+
+    def _layout_subtasks(self) -> bool:
+        """Whether the model predicts STC-3 subtasks (every turn an item of its sender's scale)."""
+        return any(s.subtask is not None for s in self.learnt.values())
+
     # -- public API -------------------------------------------------------------------------------
     def fit(self, corpus: Corpus) -> Estimator:
-        """Fit on an annotated corpus.
+        """Fit on an annotated corpus: the scales of its tasks (:func:`~dialeval.models.turndata.scales_to_learn`).
 
-        An STC-3 corpus (customer and helpdesk turns): the model's subtasks, every dialogue labelled for them.
-        Any other corpus: every turn-level scale that labels some turn (its distribution per labelled turn,
-        learnt from the turn and the turns before it), see :mod:`dialeval.models.turndata`.
+        An STC-3 corpus: the model's subtasks, every dialogue labelled for them. Any other corpus: every
+        turn-level scale that labels some turn (its distribution per labelled turn), see
+        :mod:`dialeval.models.turndata`.
         """
-        if is_stc3(check_corpus(corpus)):
-            table = TurnTable.from_corpus(corpus)
-            self._fit(table, targets(corpus, table, self.subtasks))
-            self.scales = {}
-        else:
-            scales = turn_scales_of(corpus)
-            if not scales:
-                have = ", ".join(f"{s.name} ({s.level})" for s in corpus.scales.values()) or "none"
-                raise DialevalError(f"the corpus labels no turn on a turn-level scale, so there is nothing to learn "
-                                    f"(its scales: {have})", file=corpus.source)
-            table = TurnTable.from_corpus(corpus, stc3=False)
-            self.scales = scales  # set first: a kind's _fit_turns reads the scales' kinds and levels
-            self._fit_turns(table, turn_targets(corpus, table, scales))
+        scales = scales_to_learn(check_corpus(corpus), self.subtasks)
+        if not scales:
+            have = ", ".join(f"{s.name} ({s.level})" for s in corpus.scales.values()) or "none"
+            raise DialevalError(f"the corpus labels no turn on a turn-level scale, so there is nothing to learn "
+                                f"(its scales: {have})", file=corpus.source)
+        self.learnt = scales  # set first: a kind's _fit reads the scales' kinds, levels and context
+        self.not_asked = {n: s for n, s in scales_to_learn(corpus, SUBTASKS).items() if n not in scales}
+        _ = self.context  # one context, or an error
+        table = TurnTable.from_corpus(corpus, stc3=self._layout_subtasks())
+        self._fit(table, scale_targets(corpus, table, scales))
         self.fitted = True
         self.training_fingerprints = np.unique(leakage.fingerprints(table))
         self.info.setdefault("trained_on", {"source": corpus.source, "dialogues": table.n_dialogues,
@@ -113,17 +136,28 @@ class Estimator(ABC):
         """
         if not self.fitted:
             raise DialevalError(f"this {self.kind} model is not fitted; call fit(corpus) or load a saved one")
-        table = corpus if isinstance(corpus, TurnTable) else TurnTable.from_corpus(corpus, stc3=not self.scales)
+        table = corpus if isinstance(corpus, TurnTable) else TurnTable.from_corpus(corpus,
+                                                                                   stc3=self._layout_subtasks())
         if check_training:
             seen = self.in_training(table)
             if seen.count:
                 warnings.warn(seen.message(), leakage.TrainingDataWarning, stacklevel=2)
-        if self.scales:
-            rows = {name: rows_for(table, s) for name, s in self.scales.items()}
-            probs = self._predict_turns(table, rows)
-            return Predicted(turns={n: (rows[n], normalise_rows(probs[n]) if len(rows[n]) else
-                                        np.zeros((0, len(self.scales[n].levels)))) for n in rows}).check(table)
-        return self._predict(table).select(self.subtasks).check(table)
+        rows = {name: rows_for(table, s) for name, s in self.learnt.items()}
+        probs = self._predict(table, rows)
+        return Predicted.of({n: (rows[n], self._finish(self.learnt[n], probs[n], len(rows[n]))) for n in rows},
+                            self.learnt).check(table)
+
+    @staticmethod
+    def _finish(scale: TurnScale, probs: np.ndarray, n: int) -> np.ndarray:
+        """A kind's distributions of ``scale`` on its ``n`` rows as predicted.
+
+        A kind returns floored distributions (:func:`normalise_rows`). Those of a scale outside the STC-3
+        subtasks pass :func:`normalise_rows` once more, as they always did: a second pass moves a floored bin
+        by about 1e-12, and a saved model must predict exactly what it predicted when it was trained.
+        """
+        if not n:
+            return np.zeros((0, len(scale.levels)))
+        return probs if scale.subtask is not None else normalise_rows(probs)
 
     def in_training(self, corpus: Corpus | TurnTable) -> leakage.Overlap:
         """The dialogues of ``corpus`` that were in this model's training data (by content, not by id).
@@ -178,7 +212,8 @@ class Estimator(ABC):
                                 file=str(meta_path))
         cls = kind_class(meta.get("kind"))
         model = cls(tuple(meta["subtasks"]) or "both", int(meta["seed"]), **meta.get("params", {}))
-        model.scales = {n: TurnScale.from_json(n, d) for n, d in (meta.get("scales") or {}).items()}
+        turn_scales = {n: TurnScale.from_json(n, d) for n, d in (meta.get("scales") or {}).items()}
+        model.learnt = learnt_scales(() if turn_scales else model.subtasks, turn_scales)
         with np.load(folder / "arrays.npz", allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
         known = arrays.pop(leakage.ARRAY, None)
@@ -191,20 +226,12 @@ class Estimator(ABC):
 
     # -- what a kind implements -------------------------------------------------------------------
     @abstractmethod
-    def _fit(self, table: TurnTable, y: Predicted) -> None:
-        """Learn from the targets ``y`` (only the model's subtasks are set)."""
+    def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
+        """Learn every scale of :attr:`learnt`: ``y[scale] = (rows, annotators' distributions)``."""
 
     @abstractmethod
-    def _predict(self, table: TurnTable) -> Predicted:
-        """Distributions for the model's subtasks on ``table``."""
-
-    def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
-        """Learn turn-level scales: ``y[scale] = (flat turn rows, annotators' distributions)``."""
-        raise DialevalError(f"model kind {self.kind!r} does not model turn-level scales")
-
-    def _predict_turns(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Distributions of each scale on the flat turns ``rows[scale]`` (one row each)."""
-        raise DialevalError(f"model kind {self.kind!r} does not model turn-level scales")
+    def _predict(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Distributions of each scale on its ``rows[scale]`` (dialogues or flat turns; one row each)."""
 
     @abstractmethod
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
@@ -213,6 +240,15 @@ class Estimator(ABC):
     @abstractmethod
     def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:
         """Restore what :meth:`_state` returned."""
+
+
+def array_key(scale: TurnScale) -> str:
+    """The name of a scale's state in a saved model (the names of the first save format, so that every saved
+    model loads): ``<subtask>_<scale>`` for a dialogue-level scale of a subtask (``quality_A``), the labelled
+    sender for a subtask's block-level scale (``customer``), ``turn/<scale>`` for any other scale."""
+    if scale.subtask is None:
+        return f"turn/{scale.name}"
+    return f"{scale.subtask}_{scale.name}" if scale.level == "dialogue" else scale.senders[0]
 
 
 def normalise_rows(a: np.ndarray, floor: float = 1e-6) -> np.ndarray:

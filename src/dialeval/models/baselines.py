@@ -1,11 +1,11 @@
 """The baselines a model must beat: ``uniform``, ``prior`` (training mean) and ``position`` (ND by turn position).
 
 - ``uniform`` puts ``1/L`` on every bin of every distribution; it learns nothing.
-- ``prior`` predicts the training mean of each distribution: one A, S and E distribution for every
-  dialogue, one customer and one helpdesk nugget distribution for every turn of that sender.
-- ``position`` predicts quality like ``prior``, and the nugget distribution of a turn as the training mean
-  of the turns with the same key ``(sender, min(position, max_position), is_last)``; a key seen on fewer
-  than ``min_turns`` training turns falls back to the mean of the sender's turns.
+- ``prior`` predicts the training mean of each scale's distributions: for STC-3, one A, S and E distribution
+  for every dialogue, one customer and one helpdesk nugget distribution for every turn of that sender.
+- ``position`` predicts dialogue-level scales (quality) like ``prior``, and a turn-level scale's distribution
+  of a turn as the training mean of the scale's turns with the same key ``(min(position, max_position),
+  is_last)``; a key seen on fewer than ``min_turns`` training turns falls back to the scale's mean.
 
 Every prediction is strictly positive (rows clipped at ``1e-6`` and renormalised by
 :func:`~dialeval.models.base.normalise_rows`), so a bin never seen in training keeps a small probability.
@@ -29,14 +29,9 @@ from typing import ClassVar
 import numpy as np
 
 from dialeval.errors import DialevalError, describe
-from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
-from dialeval.models.base import Estimator, normalise_rows, register
-from dialeval.models.data import CUSTOMER, HELPDESK, Predicted, TurnTable
-from dialeval.models.turndata import TurnArrays
-
-N_CUSTOMER = len(NUGGET_TYPES[CUSTOMER])
-N_HELPDESK = len(NUGGET_TYPES[HELPDESK])
-N_LEVELS = len(QUALITY_LEVELS)
+from dialeval.models.base import Estimator, array_key, normalise_rows, register
+from dialeval.models.data import TurnTable
+from dialeval.models.turndata import ScaleArrays
 
 
 def check_param(kind: str, name: str, value: object, *, type_: type, lo: float | None = None,
@@ -95,20 +90,11 @@ class Uniform(Estimator):
     kind = "uniform"
     description = "1/L on every bin (learns nothing)"
 
-    def _fit(self, table: TurnTable, y: Predicted) -> None:
+    def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
         pass
 
-    def _predict(self, table: TurnTable) -> Predicted:
-        n_c = int(table.is_customer.sum())
-        return Predicted({k: np.full((table.n_dialogues, N_LEVELS), 1.0 / N_LEVELS) for k in QUALITY_KEYS},
-                         np.full((n_c, N_CUSTOMER), 1.0 / N_CUSTOMER),
-                         np.full((len(table.texts) - n_c, N_HELPDESK), 1.0 / N_HELPDESK))
-
-    def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
-        pass
-
-    def _predict_turns(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {n: np.full((len(r), len(self.scales[n].levels)), 1.0 / len(self.scales[n].levels))
+    def _predict(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {n: np.full((len(r), len(self.learnt[n].levels)), 1.0 / len(self.learnt[n].levels))
                 for n, r in rows.items()}
 
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
@@ -118,88 +104,59 @@ class Uniform(Estimator):
         pass
 
 
-class _QualityPrior:
-    """Shared by ``prior`` and ``position``: the training mean of A, S and E (arrays ``quality_<key>``)."""
+class _Means:
+    """Shared by ``prior`` and ``position``: the training mean of a scale (array ``<array_key>``)."""
 
-    quality_mean: dict[str, np.ndarray] | None = None
+    means: dict[str, np.ndarray]
 
-    def _fit_quality(self, y: Predicted) -> None:
-        self.quality_mean = ({k: _mean(y.quality[k], N_LEVELS) for k in QUALITY_KEYS}
-                             if y.quality is not None else None)
+    def _fit_means(self, y: ScaleArrays) -> None:
+        self.means = {n: _mean(probs, probs.shape[1]) for n, (_, probs) in y.items()}
 
-    def _predict_quality(self, table: TurnTable) -> dict[str, np.ndarray] | None:
-        if self.quality_mean is None:
-            return None
-        return {k: _tile(self.quality_mean[k], table.n_dialogues) for k in QUALITY_KEYS}
+    def _predict_means(self, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {n: _tile(self.means[n], len(r)) for n, r in rows.items()}
 
-    def _quality_arrays(self) -> dict[str, np.ndarray]:
-        return {} if self.quality_mean is None else {f"quality_{k}": self.quality_mean[k] for k in QUALITY_KEYS}
+    def _mean_arrays(self) -> dict[str, np.ndarray]:
+        return {array_key(self.learnt[n]): m for n, m in self.means.items()}
 
-    def _set_quality(self, arrays: dict[str, np.ndarray]) -> None:
-        self.quality_mean = ({k: np.asarray(arrays[f"quality_{k}"], dtype=np.float64) for k in QUALITY_KEYS}
-                             if "quality_A" in arrays else None)
+    def _set_means(self, arrays: dict[str, np.ndarray], names: list[str]) -> None:
+        self.means = {n: np.asarray(arrays[array_key(self.learnt[n])], dtype=np.float64) for n in names}
 
 
 @register
-class Prior(_QualityPrior, Estimator):
-    """The training mean of every distribution, predicted for every dialogue and turn.
+class Prior(_Means, Estimator):
+    """The training mean of every scale's distributions, predicted for every item.
 
-    Quality: the mean A, S and E distributions over the training dialogues. Nuggets: the mean over the
-    training customer turns, and over the helpdesk turns.
+    STC-3 quality: the mean A, S and E distributions over the training dialogues. Nuggets: the mean over the
+    training customer turns, and over the helpdesk turns. A turn-level scale: the mean over its labelled turns.
     """
 
     kind = "prior"
     description = "training mean of each distribution (A, S, E; customer and helpdesk turns)"
 
-    customer_mean: np.ndarray | None = None
-    helpdesk_mean: np.ndarray | None = None
-
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.turn_means: dict[str, np.ndarray] = {}
-        """Turn-level scales: the training mean distribution of each."""
+        self.means = {}
 
-    def _fit(self, table: TurnTable, y: Predicted) -> None:
-        self._fit_quality(y)
-        if y.customer is not None:
-            self.customer_mean = _mean(y.customer, N_CUSTOMER)
-            self.helpdesk_mean = _mean(y.helpdesk, N_HELPDESK)
+    def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
+        self._fit_means(y)
 
-    def _predict(self, table: TurnTable) -> Predicted:
-        out = Predicted(self._predict_quality(table))
-        if self.customer_mean is not None:
-            n_c = int(table.is_customer.sum())
-            out.customer = _tile(self.customer_mean, n_c)
-            out.helpdesk = _tile(self.helpdesk_mean, len(table.texts) - n_c)
-        return out
-
-    def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
-        self.turn_means = {n: _mean(probs, probs.shape[1]) for n, (_, probs) in y.items()}
-
-    def _predict_turns(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {n: _tile(self.turn_means[n], len(r)) for n, r in rows.items()}
+    def _predict(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return self._predict_means(rows)
 
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        arrays = self._quality_arrays()
-        if self.customer_mean is not None:
-            arrays |= {"customer": self.customer_mean, "helpdesk": self.helpdesk_mean}
-        arrays |= {f"turn/{n}": m for n, m in self.turn_means.items()}
-        return {}, arrays
+        return {}, self._mean_arrays()
 
     def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:
-        self.turn_means = {k[5:]: np.asarray(v, dtype=np.float64) for k, v in arrays.items() if k.startswith("turn/")}
-        self._set_quality(arrays)
-        self.customer_mean = np.asarray(arrays["customer"], dtype=np.float64) if "customer" in arrays else None
-        self.helpdesk_mean = np.asarray(arrays["helpdesk"], dtype=np.float64) if "helpdesk" in arrays else None
+        self._set_means(arrays, list(self.learnt))
 
 
 @register
-class Position(_QualityPrior, Estimator):
-    """Nugget distributions by sender and turn position; quality as :class:`Prior`.
+class Position(_Means, Estimator):
+    """Turn-level distributions (nuggets) by turn position; dialogue-level scales (quality) as :class:`Prior`.
 
-    A turn's key is ``(min(position, max_position), is_last)`` within its sender; its prediction is the
-    mean distribution of the training turns of that sender and key, or the sender's mean when fewer than
-    ``min_turns`` training turns had the key.
+    A turn's key is ``(min(position, max_position), is_last)``; its prediction on a scale is the mean
+    distribution of the scale's training turns with that key (for STC-3's nuggets: the turns of the scale's
+    sender), or the scale's mean when fewer than ``min_turns`` training turns had the key.
 
     Parameters
     ----------
@@ -228,20 +185,12 @@ class Position(_QualityPrior, Estimator):
                                                   type_=int, lo=0)
         self.params["min_turns"] = check_param(self.kind, "min_turns", self.params["min_turns"], type_=int, lo=1)
         self.tables: dict[str, dict[str, np.ndarray]] = {}
+        self.means = {}
 
     def _keys(self, table: TurnTable, want: np.ndarray) -> np.ndarray:
         """``k × 2`` int keys (clipped position, is_last) of the turns selected by ``want``."""
         pos = np.minimum(table.position[want], self.params["max_position"])
         return np.stack([pos, table.is_last[want].astype(np.int64)], axis=1).astype(np.int64)
-
-    def _fit(self, table: TurnTable, y: Predicted) -> None:
-        self._fit_quality(y)
-        self.tables = {}
-        if y.customer is None:
-            return
-        for sender, probs, width in ((CUSTOMER, y.customer, N_CUSTOMER), (HELPDESK, y.helpdesk, N_HELPDESK)):
-            want = table.is_customer if sender == CUSTOMER else ~table.is_customer
-            self.tables[sender] = self._key_means(self._keys(table, want), probs, width)
 
     @staticmethod
     def _key_means(keys: np.ndarray, probs: np.ndarray, width: int) -> dict[str, np.ndarray]:
@@ -255,10 +204,6 @@ class Position(_QualityPrior, Estimator):
         means = sums / np.maximum(counts, 1)[:, None]
         return {"keys": uniq, "means": means, "counts": counts.astype(np.int64), "mean": _mean(probs, width)}
 
-    def _predict_sender(self, table: TurnTable, sender: str) -> np.ndarray:
-        want = table.is_customer if sender == CUSTOMER else ~table.is_customer
-        return self._lookup(self.tables[sender], self._keys(table, want))
-
     def _lookup(self, t: dict[str, np.ndarray], keys: np.ndarray) -> np.ndarray:
         """Each key's mean (the overall mean for keys seen on fewer than ``min_turns`` training turns)."""
         lookup = {(int(p), int(last)): r for r, (p, last) in enumerate(t["keys"].tolist())
@@ -270,42 +215,38 @@ class Position(_QualityPrior, Estimator):
                 out[i] = t["means"][r]
         return normalise_rows(out) if len(out) else out.reshape(0, len(t["mean"]))
 
-    def _predict(self, table: TurnTable) -> Predicted:
-        out = Predicted(self._predict_quality(table))
-        if self.tables:
-            out.customer = self._predict_sender(table, CUSTOMER)
-            out.helpdesk = self._predict_sender(table, HELPDESK)
-        return out
-
-    def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
+    def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
+        self._fit_means({n: v for n, v in y.items() if self.learnt[n].level == "dialogue"})
         self.tables = {}
         for name, (rows, probs) in y.items():
-            want = np.zeros(len(table.texts), dtype=bool)
-            want[rows] = True
+            if self.learnt[name].level == "dialogue":
+                continue
             order = np.argsort(rows)  # _keys lists the turns in flat order
-            self.tables[f"turn/{name}"] = self._key_means(self._keys(table, want), probs[order], probs.shape[1])
+            self.tables[name] = self._key_means(self._keys(table, self._selected(table, rows)), probs[order],
+                                                probs.shape[1])
 
-    def _predict_turns(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        out = {}
-        for name, r in rows.items():
-            want = np.zeros(len(table.texts), dtype=bool)
-            want[r] = True  # rows_for gives flat order, as _keys does
-            out[name] = self._lookup(self.tables[f"turn/{name}"], self._keys(table, want))
+    @staticmethod
+    def _selected(table: TurnTable, rows: np.ndarray) -> np.ndarray:
+        want = np.zeros(len(table.texts), dtype=bool)
+        want[rows] = True
+        return want
+
+    def _predict(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        out = self._predict_means({n: r for n, r in rows.items() if n in self.means})
+        for name, t in self.tables.items():  # rows_for gives flat order, as _keys does
+            out[name] = self._lookup(t, self._keys(table, self._selected(table, rows[name])))
         return out
 
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        arrays = self._quality_arrays()
-        for sender, t in self.tables.items():
-            arrays |= {f"{sender}_{name}": a for name, a in t.items()}
+        arrays = self._mean_arrays()
+        for name, t in self.tables.items():
+            arrays |= {f"{array_key(self.learnt[name])}_{field}": a for field, a in t.items()}
         return {}, arrays
 
     def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:
-        self._set_quality(arrays)
+        self._set_means(arrays, [n for n, s in self.learnt.items() if s.level == "dialogue"])
         self.tables = {}
-        for name in self.scales:
-            self.tables[f"turn/{name}"] = {k: np.asarray(arrays[f"turn/{name}_{k}"])
-                                           for k in ("keys", "means", "counts", "mean")}
-        for sender in (CUSTOMER, HELPDESK):
-            if f"{sender}_keys" in arrays:
-                self.tables[sender] = {name: np.asarray(arrays[f"{sender}_{name}"])
-                                       for name in ("keys", "means", "counts", "mean")}
+        for name, s in self.learnt.items():
+            if s.level != "dialogue":
+                self.tables[name] = {k: np.asarray(arrays[f"{array_key(s)}_{k}"])
+                                     for k in ("keys", "means", "counts", "mean")}

@@ -1,11 +1,11 @@
-"""What models read and write: a flat table of turns, the gold targets on it, and predictions on it.
+"""What models read and write: a flat table of turns, and predictions on it.
 
-A model sees a corpus of customer–helpdesk dialogues (STC-3 / DialEval scales) as a :class:`TurnTable`:
-one row per turn (utterance block) in dialogue order, with the turn's text, sender and position. Its
-targets (:class:`Targets`) and predictions (:class:`Predicted`) are arrays on the same table: per quality
-key an ``n × 5`` array (levels ``2 .. -2``), and one row per customer turn (``CNUG0, CNUG, CNUG*, CNaN``)
-and per helpdesk turn (``HNUG, HNUG*, HNaN``), in flat turn order. A prediction becomes a submission
-file with :meth:`Predicted.to_records`.
+A model sees a corpus as a :class:`TurnTable`: one row per turn (utterance block) in dialogue order, with
+the turn's text, sender and position. Its targets and predictions are ``{scale: (rows, probs)}`` on that
+table (:mod:`dialeval.models.turndata`); :class:`Predicted` is their view for callers: STC-3's subtasks as
+per quality key an ``n × 5`` array (levels ``2 .. -2``), and one row per customer turn (``CNUG0, CNUG,
+CNUG*, CNaN``) and per helpdesk turn (``HNUG, HNUG*, HNaN``), in flat turn order (a submission file with
+:meth:`Predicted.to_records`), and any other scale in :attr:`Predicted.turns`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
-from dialeval.io.stc3 import NUGGET_SCALE, NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS, SENDERS
+from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS, SENDERS
 
 SUBTASKS = ("quality", "nugget")
 SUBTASK_CHOICES = ("both", "quality", "nugget")
@@ -134,6 +134,22 @@ class Predicted:
     turns: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
     """Turn-level scales of other corpora: ``{scale: (flat turn rows, distributions)}``."""
 
+    @classmethod
+    def of(cls, arrays: dict[str, tuple[np.ndarray, np.ndarray]], scales: dict) -> Predicted:
+        """The STC-3 view of a model's ``{scale: (rows, probs)}``: the scales of the ``quality`` subtask as
+        :attr:`quality`, those of ``nugget`` by the sender they label, any other scale in :attr:`turns`
+        (``scales``: the model's :class:`~dialeval.models.turndata.TurnScale` of each)."""
+        out = cls()
+        for name, (rows, probs) in arrays.items():
+            sub = scales[name].subtask
+            if sub == "quality":
+                out.quality = {**(out.quality or {}), name: probs}
+            elif sub == "nugget":
+                setattr(out, scales[name].senders[0], probs)
+            else:
+                out.turns = {**(out.turns or {}), name: (rows, probs)}
+        return out
+
     @property
     def subtasks(self) -> tuple[str, ...]:
         return tuple(s for s, ok in (("quality", self.quality is not None),
@@ -188,43 +204,3 @@ class Predicted:
                         nug.append(dist(self.helpdesk[rows[t]], NUGGET_TYPES[HELPDESK]))
                 rec["nugget"] = nug
         return records
-
-
-def targets(corpus: Corpus, table: TurnTable, subtasks: tuple[str, ...]) -> Predicted:
-    """The annotators' distributions of ``corpus`` on ``table`` (the training targets).
-
-    Raises
-    ------
-    DialevalError
-        When a dialogue (or turn) has no annotation for a subtask asked for: training needs labels
-        everywhere (the dialogue ids are named).
-    """
-    from dialeval.distributions import gold_distributions
-
-    names = ([*QUALITY_KEYS] if "quality" in subtasks else []) + (
-        list(NUGGET_SCALE.values()) if "nugget" in subtasks else [])
-    gold = gold_distributions(corpus, names)
-    out = Predicted()
-    if "quality" in subtasks:
-        out.quality = {}
-        for k in QUALITY_KEYS:
-            d = gold[k]
-            if d.ids != table.ids:
-                missing = sorted(set(table.ids) - set(d.ids))
-                raise DialevalError(f"{len(missing)} dialogue(s) have no quality annotations, e.g. "
-                                    f"{missing[:5]}; training on quality needs them all", file=corpus.source)
-            out.quality[k] = d.probs.astype(np.float64)
-    if "nugget" in subtasks:
-        for sender, attr in ((CUSTOMER, "customer"), (HELPDESK, "helpdesk")):
-            d = gold[NUGGET_SCALE[sender]]
-            want = table.is_customer if sender == CUSTOMER else ~table.is_customer
-            keys = list(zip([table.ids[i] for i in table.dialogue[want].tolist()],
-                            table.position[want].tolist(), strict=True))
-            if d.item_keys() != keys:
-                have = set(d.item_keys())
-                missing = sorted({i for i, t in keys if (i, t) not in have})
-                raise DialevalError(f"{len(missing)} dialogue(s) have {sender} turns without nugget "
-                                    f"annotations, e.g. {missing[:5]}; training on nuggets needs them all",
-                                    file=corpus.source)
-            setattr(out, attr, d.probs.astype(np.float64))
-    return out

@@ -1,6 +1,9 @@
 """The ``linear`` kind: TF-IDF character n-grams and position features, logistic regression on soft labels.
 
-Nuggets (turn level), one model per sender (4 customer types, 3 helpdesk types). Features of a turn:
+Turn-level scales, one model per scale (STC-3: nuggets, 4 customer types, 3 helpdesk types). Features of
+a turn, when its task lets a model read the whole dialogue (:attr:`dialeval.tasks.Task.context`; a task read
+in the turns so far, such as DBDC's breakdown, gets the two previous turns and the sender instead, see
+``Linear._causal_features``):
 
 - TF-IDF of the character n-grams of its text (``analyzer``, n = 1..``ngram_max``, at most
   ``max_features`` n-grams, sublinear tf, L2-normalised rows);
@@ -8,7 +11,7 @@ Nuggets (turn level), one model per sender (4 customer types, 3 helpdesk types).
   scaled by ``context_weight`` (an empty vector at the dialogue's ends);
 - :func:`~dialeval.models.features.position_features`, standardised on the training turns.
 
-Quality (dialogue level), one model per key A, S, E. Features of a dialogue: TF-IDF character n-grams
+Dialogue-level scales (quality), one model per scale (A, S, E). Features of a dialogue: TF-IDF character n-grams
 of the whole dialogue (turns joined, each prefixed by ``C:`` or ``H:``), plus standardised aggregates of
 the position features (the mean over turns, the last turn's, the numbers of customer and helpdesk
 turns and the dialogue's length).
@@ -38,12 +41,11 @@ from typing import ClassVar
 import numpy as np
 
 from dialeval import progress as _progress
-from dialeval.io.stc3 import QUALITY_KEYS
-from dialeval.models.base import Estimator, normalise_rows, register
+from dialeval.models.base import Estimator, array_key, normalise_rows, register
 from dialeval.models.baselines import check_param
-from dialeval.models.data import CUSTOMER, HELPDESK, Predicted, TurnTable
+from dialeval.models.data import TurnTable
 from dialeval.models.features import position_features, sender_onehot
-from dialeval.models.turndata import TurnArrays
+from dialeval.models.turndata import ScaleArrays
 
 
 class _Sparse:
@@ -281,42 +283,49 @@ class Linear(Estimator):
         return sp.hstack([M, self.dlg_scaler(dialogue_aggregates(table))], format="csr")
 
     # -- Estimator ----------------------------------------------------------------------------------
-    def _fit(self, table: TurnTable, y: Predicted) -> None:
+    def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
+        """Dialogue-level scales on the dialogue features; turn-level scales on the turn features of the
+        tasks' context (the neighbours on both sides, or the turns so far)."""
         p = self.params
-        steps = (4 if y.quality is not None else 0) + (3 if y.customer is not None else 0)
+        dlg = [n for n in y if self.learnt[n].level == "dialogue"]
+        turn = [n for n in y if self.learnt[n].level != "dialogue"]
+        past = self.context == "past"
+        steps = (1 + len(dlg) if dlg else 0) + (1 + len(turn) if turn else 0)
         self.heads = {}
         with _progress.bar("linear: fitting", steps, progress=self.progress) as bar:
-            if y.quality is not None:
+            if dlg:
                 self.dlg_vec, M = _Tfidf.fit(dialogue_texts(table), p["analyzer"], p["ngram_max"], p["max_features"])
                 self.dlg_scaler = _Scaler.fit(dialogue_aggregates(table))
                 X = self._dialogue_features(table, M)
                 bar.advance()
-                for k in QUALITY_KEYS:
-                    self.heads[f"quality_{k}"] = _SoftLR.fit(X, y.quality[k], p["quality_C"], p["max_iter"],
-                                                             self.seed)
+                for n in dlg:
+                    rows, probs = y[n]
+                    self.heads[array_key(self.learnt[n])] = _SoftLR.fit(X[rows], probs, p["quality_C"],
+                                                                        p["max_iter"], self.seed)
                     bar.advance()
-            if y.customer is not None:
+            if turn:
+                if past:
+                    self.senders = tuple(sorted(set(table.senders)))
                 self.turn_vec, M = _Tfidf.fit(table.texts, p["analyzer"], p["ngram_max"], p["max_features"])
-                self.turn_scaler = _Scaler.fit(position_features(table))
-                X = self._turn_features(table, M)
+                self.turn_scaler = _Scaler.fit(_dense_turn_features(table, self.senders) if past
+                                               else position_features(table))
+                X = self._causal_features(table, M) if past else self._turn_features(table, M)
                 bar.advance()
-                for sender, P in ((CUSTOMER, y.customer), (HELPDESK, y.helpdesk)):
-                    want = table.is_customer if sender == CUSTOMER else ~table.is_customer
-                    self.heads[sender] = _SoftLR.fit(X[np.flatnonzero(want)], P, p["C"], p["max_iter"], self.seed)
+                for n in turn:
+                    rows, probs = y[n]
+                    self.heads[array_key(self.learnt[n])] = _SoftLR.fit(X[rows], probs, p["C"], p["max_iter"],
+                                                                        self.seed)
                     bar.advance()
 
-    def _predict(self, table: TurnTable) -> Predicted:
-        out = Predicted()
-        if "quality_A" in self.heads:
-            X = self._dialogue_features(table)
-            out.quality = {k: self.heads[f"quality_{k}"].predict(X) for k in QUALITY_KEYS}
-        if CUSTOMER in self.heads:
-            X = self._turn_features(table)
-            out.customer = self.heads[CUSTOMER].predict(X[np.flatnonzero(table.is_customer)])
-            out.helpdesk = self.heads[HELPDESK].predict(X[np.flatnonzero(~table.is_customer)])
-        return out
+    def _predict(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        X = {}
+        if any(self.learnt[n].level == "dialogue" for n in rows):
+            X["dialogue"] = self._dialogue_features(table)
+        if any(self.learnt[n].level != "dialogue" for n in rows):
+            X["turn"] = self._causal_features(table) if self.context == "past" else self._turn_features(table)
+        return {n: self.heads[array_key(self.learnt[n])].predict(
+                    X["dialogue" if self.learnt[n].level == "dialogue" else "turn"][r]) for n, r in rows.items()}
 
-    # -- turn-level scales of other corpora ------------------------------------------------------
     def _causal_features(self, table: TurnTable, M: sp.csr_matrix | None = None) -> sp.csr_matrix:
         """Turn rows: TF-IDF of the turn, of the previous turn (x ``context_weight``) and of the one before
         (x half of it), position features and the sender (one-hot over the training senders). Nothing from
@@ -334,23 +343,6 @@ class Linear(Estimator):
             blocks += [w * padded[prev1], (w / 2) * padded[prev2]]
         blocks.append(self.turn_scaler(_dense_turn_features(table, self.senders)))
         return sp.hstack(blocks, format="csr")
-
-    def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
-        p = self.params
-        self.heads = {}
-        self.senders = tuple(sorted(set(table.senders)))
-        with _progress.bar("linear: fitting", 1 + len(y), progress=self.progress) as bar:
-            self.turn_vec, M = _Tfidf.fit(table.texts, p["analyzer"], p["ngram_max"], p["max_features"])
-            self.turn_scaler = _Scaler.fit(_dense_turn_features(table, self.senders))
-            X = self._causal_features(table, M)
-            bar.advance()
-            for name, (rows, probs) in y.items():
-                self.heads[f"turn/{name}"] = _SoftLR.fit(X[rows], probs, p["C"], p["max_iter"], self.seed)
-                bar.advance()
-
-    def _predict_turns(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        X = self._causal_features(table)
-        return {n: self.heads[f"turn/{n}"].predict(X[r]) for n, r in rows.items()}
 
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
         arrays: dict[str, np.ndarray] = {}

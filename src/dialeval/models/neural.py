@@ -1,6 +1,11 @@
 """The default model: a hierarchical network over frozen sentence embeddings, an ensemble of a few seeds.
 
-Architecture (one member; the ensemble averages the members' probabilities):
+Two networks, chosen by what the tasks of the model's scales let it read (:attr:`dialeval.tasks.Task.context`).
+A task judged on the whole dialogue (STC-3's DQ and ND) gets the bidirectional network below; a task judged
+on the turns so far (DBDC's breakdown, WOCHAT, ConTurE) gets a causal one (a forward GRU, one head per scale,
+see :func:`_build_turn_net`).
+
+Architecture of the whole-dialogue network (one member; the ensemble averages the members' probabilities):
 
 1. each turn: its USE v3 embedding (512-d, :mod:`dialeval.models.encoders`), with ``utterances = "mean"``
    (the default) the L2-normalised mean of its utterances' embeddings (another 512-d; the same vector
@@ -8,10 +13,10 @@ Architecture (one member; the ensemble averages the members' probabilities):
    :data:`~dialeval.models.features.POSITION_FEATURES` (sender, position flags, length, ...) →
    ``Linear → GELU → dropout`` to ``hidden`` units;
 2. a bidirectional GRU over the turns of the dialogue (the context encoder) → ``2 × hidden`` per turn;
-3. nugget heads: ``Linear(2h → 4)`` for customer turns and ``Linear(2h → 3)`` for helpdesk turns, on the
-   turn's GRU state concatenated with its input projection;
-4. quality heads: the mean, max and last turn of the GRU states → ``Linear → GELU`` → ``Linear(→ 5)`` for
-   each of A, S, E.
+3. a head per turn-level scale (nuggets: ``Linear(2h → 4)`` for customer turns and ``Linear(2h → 3)`` for
+   helpdesk turns), on the turn's GRU state concatenated with its input projection;
+4. the pooled heads of the dialogue-level scales (quality): the mean, max and last turn of the GRU states →
+   ``Linear → GELU`` → ``Linear(→ L)`` for each scale (A, S, E: L = 5).
 
 Training (PyTorch, CPU): AdamW on soft labels — the annotators' distributions are the targets. Nugget
 loss: cross-entropy ``-sum_i q(i) log p(i)``; quality loss: cross-entropy plus ``ordinal_weight ×
@@ -29,15 +34,21 @@ import numpy as np
 
 from dialeval import progress as _progress
 from dialeval.errors import DialevalError
-from dialeval.io.stc3 import QUALITY_KEYS
 from dialeval.models import encoders
 from dialeval.models.base import Estimator, normalise_rows, register
-from dialeval.models.data import Predicted, TurnTable
+from dialeval.models.data import TurnTable
 from dialeval.models.features import POSITION_FEATURES, position_features, sender_onehot
-from dialeval.models.turndata import TurnArrays
+from dialeval.models.turndata import ScaleArrays
 from dialeval.threads import default_threads
 
 _N_CUST, _N_HELP, _N_LEVELS = 4, 3, 5
+_WEIGHTS = {"nugget_customer": "cust", "nugget_helpdesk": "help"}
+"""The weights' names of STC-3's turn heads in the whole-dialogue network (as saved since the first models)."""
+
+
+def _head_name(scale: str) -> str:
+    """The name of a turn-level scale's head weights in the whole-dialogue network."""
+    return _WEIGHTS.get(scale, f"head.{scale}")
 UTTERANCES = ("mean", "none")
 
 
@@ -117,8 +128,11 @@ def _gru_numpy(x: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray, b_ih: np.ndarr
     return out
 
 
-def forward_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
-    """One member's probabilities: ``quality`` (n, 3, 5) and ``turn_c`` (n, T, 4), ``turn_h`` (n, T, 3)."""
+def forward_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray, heads: list[str],
+                  pooled: int) -> dict[str, np.ndarray]:
+    """One member of the whole-dialogue network in numpy: ``{head: (n, T, L)}`` for the turn heads named
+    ``heads`` (the names of their weights) and, with ``pooled`` dialogue-level scales, ``"pooled"``
+    (n, pooled, L)."""
     lengths = mask.sum(axis=1)
     T = X.shape[1]
     proj = np.zeros((*X.shape[:2], w["proj.weight"].shape[0]), dtype=X.dtype)
@@ -130,12 +144,11 @@ def forward_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray) -> 
                      w["gru.bias_ih_l0_reverse"], w["gru.bias_hh_l0_reverse"])[rows, rev]
     ctx = np.concatenate([fwd, bwd], axis=-1) * mask[..., None]
     turn = np.concatenate([ctx, proj], axis=-1)
-    out = {"turn_c": _softmax(_dense(turn, w["cust.weight"], w["cust.bias"])),
-           "turn_h": _softmax(_dense(turn, w["help.weight"], w["help.bias"]))}
-    pooled = _pool_numpy(ctx, mask, lengths)
-    hid = _gelu(pooled @ w["qual_hidden.weight"].T + w["qual_hidden.bias"])
-    logits = (hid @ w["qual_out.weight"].T + w["qual_out.bias"]).reshape(len(X), len(QUALITY_KEYS), _N_LEVELS)
-    out["quality"] = _softmax(logits)
+    out = {h: _softmax(_dense(turn, w[f"{h}.weight"], w[f"{h}.bias"])) for h in heads}
+    if pooled:
+        hid = _gelu(_pool_numpy(ctx, mask, lengths) @ w["qual_hidden.weight"].T + w["qual_hidden.bias"])
+        logits = hid @ w["qual_out.weight"].T + w["qual_out.bias"]
+        out["pooled"] = _softmax(logits.reshape(len(X), pooled, logits.shape[1] // pooled))
     return out
 
 
@@ -159,9 +172,14 @@ def _contextualise(net, X, mask, lengths):
     return proj, ctx, m
 
 
-def _build_net(d_in: int, hidden: int, dropout: float):
+def _build_net(d_in: int, hidden: int, dropout: float, widths: tuple[int, ...] = (_N_CUST, _N_HELP),
+               pooled: tuple[int, int] = (3, _N_LEVELS)):
+    """The whole-dialogue network: a head of each of ``widths`` levels per turn-level scale, and the pooled
+    heads of ``pooled = (scales, levels)`` dialogue-level scales (none when 0). Defaults: STC-3's."""
     import torch
     from torch import nn
+
+    k, L = pooled
 
     class Net(nn.Module):
         def __init__(self) -> None:
@@ -169,24 +187,40 @@ def _build_net(d_in: int, hidden: int, dropout: float):
             self.proj = nn.Linear(d_in, hidden)
             self.drop = nn.Dropout(dropout)
             self.gru = nn.GRU(hidden, hidden, batch_first=True, bidirectional=True)
-            self.cust = nn.Linear(3 * hidden, _N_CUST)
-            self.help = nn.Linear(3 * hidden, _N_HELP)
-            self.qual_hidden = nn.Linear(6 * hidden, hidden)
-            self.qual_out = nn.Linear(hidden, len(QUALITY_KEYS) * _N_LEVELS)
+            self.heads = nn.ModuleList([nn.Linear(3 * hidden, n) for n in widths])
+            if k:
+                self.qual_hidden = nn.Linear(6 * hidden, hidden)
+                self.qual_out = nn.Linear(hidden, k * L)
 
         def forward(self, X, mask, lengths):
+            """``(pooled logits (n, k, L) or None, *turn logits (n, T, L) per head)``."""
             proj, ctx, m = _contextualise(self, X, mask, lengths)
             ctx = ctx * m
             turn = self.drop(torch.cat([ctx, proj], dim=-1))
-            mean = ctx.sum(1) / lengths.clamp(min=1).unsqueeze(-1).to(X.dtype)
-            mx = ctx.masked_fill(~mask.unsqueeze(-1), float("-inf")).max(1).values
-            last = ctx[torch.arange(len(ctx)), (lengths - 1).clamp(min=0)]
-            pooled = self.drop(torch.cat([mean, mx, last], dim=-1))
-            hid = self.drop(nn.functional.gelu(self.qual_hidden(pooled)))
-            q = self.qual_out(hid).view(len(X), len(QUALITY_KEYS), _N_LEVELS)
-            return q, self.cust(turn), self.help(turn)
+            q = None
+            if k:
+                mean = ctx.sum(1) / lengths.clamp(min=1).unsqueeze(-1).to(X.dtype)
+                mx = ctx.masked_fill(~mask.unsqueeze(-1), float("-inf")).max(1).values
+                last = ctx[torch.arange(len(ctx)), (lengths - 1).clamp(min=0)]
+                pooled = self.drop(torch.cat([mean, mx, last], dim=-1))
+                hid = self.drop(nn.functional.gelu(self.qual_hidden(pooled)))
+                q = self.qual_out(hid).view(len(X), k, L)
+            return (q, *[h(turn) for h in self.heads])
 
     return Net()
+
+
+def _turn_targets(table: TurnTable, shape: tuple[int, int], y: ScaleArrays, names: list[str]) -> dict[str, np.ndarray]:
+    """Padded targets of turn-level scales: ``Y/<scale>`` (n, T, L) float32 and the mask ``m/<scale>`` (n, T)."""
+    data = {}
+    for name in names:
+        rows, probs = y[name]
+        Y = np.zeros((*shape, probs.shape[1]), dtype=np.float32)
+        m = np.zeros(shape, dtype=bool)
+        Y[table.dialogue[rows], table.position[rows]] = probs
+        m[table.dialogue[rows], table.position[rows]] = True
+        data[f"Y/{name}"], data[f"m/{name}"] = Y, m
+    return data
 
 
 @register
@@ -240,63 +274,81 @@ class Neural(Estimator):
         pos = (pos - self.feat_mean) / self.feat_std
         return np.concatenate([emb, pos.astype(np.float32)], axis=1)
 
-    # -- training ---------------------------------------------------------------------------------
-    def _fit(self, table: TurnTable, y: Predicted) -> None:
+    # -- Estimator --------------------------------------------------------------------------------
+    def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
+        """The whole-dialogue network, or the causal one when the tasks let a model read the turns so far only."""
+        if self.context == "past":
+            self._fit_past(table, y)
+        else:
+            self._fit_whole(table, y)
+
+    def _predict(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return self._predict_past(table, rows) if self.context == "past" else self._predict_whole(table, rows)
+
+    @staticmethod
+    def _split(names, scales: dict) -> tuple[list[str], list[str]]:
+        """``names`` as (dialogue-level scales, turn-level scales); ``scales``: their TurnScale by name."""
+        dlg = [n for n in names if scales[n].level == "dialogue"]
+        return dlg, [n for n in names if n not in dlg]
+
+    # -- the whole-dialogue network ----------------------------------------------------------------
+    def _fit_whole(self, table: TurnTable, y: ScaleArrays) -> None:
         p = self.params
         if p["stack_linear"] > 0:  # never silently ignored: the STC-3 heads have no stacked model
             raise DialevalError(f"neural: stack_linear = {p['stack_linear']!r} applies to turn-level scales "
                                 "(DBDC, WOCHAT, ConTurE) only; for STC-3 DQ/ND leave it at 0")
+        scales = {**self.learnt, **{n: s for n, s in self.not_asked.items() if s.context == "dialogue"}}
+        dlg, turn = self._split(list(scales), scales)
+        widths = sorted({len(scales[d].levels) for d in dlg})
+        if len(widths) > 1:
+            raise DialevalError("neural: the dialogue-level scales " + ", ".join(dlg) + " have different numbers "
+                                "of levels; the pooled heads need one number")
         self.utterances = p["utterances"]
         X, mask = _padded(table, self._features(table, fit=True))
-        n, T, _ = X.shape
-        has_q, has_n = y.quality is not None, y.customer is not None
-        Yq = np.stack([y.quality[k] for k in QUALITY_KEYS], axis=1) if has_q else np.zeros((n, 3, _N_LEVELS))
-        Yc = np.zeros((n, T, _N_CUST))
-        Yh = np.zeros((n, T, _N_HELP))
-        mc = np.zeros((n, T), dtype=bool)
-        mh = np.zeros((n, T), dtype=bool)
-        if has_n:
-            c, h = table.is_customer, ~table.is_customer
-            Yc[table.dialogue[c], table.position[c]] = y.customer
-            Yh[table.dialogue[h], table.position[h]] = y.helpdesk
-            mc[table.dialogue[c], table.position[c]] = True
-            mh[table.dialogue[h], table.position[h]] = True
-        data = {"X": X, "mask": mask, "len": mask.sum(1).astype(np.int64), "Yq": Yq.astype(np.float32),
-                "Yc": Yc.astype(np.float32), "Yh": Yh.astype(np.float32), "mc": mc, "mh": mh}
+        n = len(X)
+        data = {"X": X, "mask": mask, "len": mask.sum(1).astype(np.int64)}
+        trained = [d for d in dlg if d in y]
+        if trained:
+            data["Yq"] = np.stack([y[d][1] for d in trained], axis=1).astype(np.float32)
+        data |= _turn_targets(table, mask.shape, y, [t for t in turn if t in y])
+        # heads of scales not asked for are built (untrained): the same network, whichever subtasks are learnt
+        spec = {"heads": [[name, _head_name(name), len(scales[name].levels), name in y] for name in turn],
+                "pooled": [len(dlg), widths[0] if widths else 0, bool(trained)]}
         seeds = [self.seed + m for m in range(p["ensemble"])]
         workers = min(len(seeds), default_threads())  # members train in parallel processes ($DIALEVAL_THREADS)
         with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, {n} dialogues, "
                            f"{workers} process(es))", len(seeds) * p["epochs"], progress=self.progress) as bar:
             if workers == 1:
-                self.members = [train_member(data, p, s, has_q, has_n, bar.advance) for s in seeds]
+                self.members = [train_member(data, p, s, spec, bar.advance) for s in seeds]
             else:
-                self.members = _train_in_processes(data, p, seeds, has_q, has_n, workers, bar.advance)
+                self.members = _train_in_processes(data, p, seeds, spec, workers, bar.advance)
 
-    # -- prediction -------------------------------------------------------------------------------
-    def _predict(self, table: TurnTable) -> Predicted:
+    def _predict_whole(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        dlg, turn = self._split(list(rows), self.learnt)
+        heads = [_head_name(n) for n in turn]
         X, mask = _padded(table, self._features(table))
         X = X.astype(np.float64)  # float64 forward: BLAS rounding no longer shows in the probabilities
         acc: dict[str, np.ndarray] = {}
         order = np.argsort(table.n_turns, kind="stable")  # batches of similar length
         for w in self.members:
-            out = {"quality": np.zeros((len(X), len(QUALITY_KEYS), _N_LEVELS)),
-                   "turn_c": np.zeros((*mask.shape, _N_CUST)), "turn_h": np.zeros((*mask.shape, _N_HELP))}
+            out = {h: np.zeros((*mask.shape, len(self.learnt[n].levels))) for h, n in zip(heads, turn, strict=True)}
+            if dlg:
+                out["pooled"] = np.zeros((len(X), len(dlg), len(self.learnt[dlg[0]].levels)))
             for s in range(0, len(order), 128):  # chunks of similar lengths: little padding
-                rows = order[s:s + 128]
-                T = int(table.n_turns[rows].max())
-                o = forward_numpy(w, X[rows, :T], mask[rows, :T])
-                out["quality"][rows] = o["quality"]
-                out["turn_c"][rows, :T] = o["turn_c"]
-                out["turn_h"][rows, :T] = o["turn_h"]
+                chunk = order[s:s + 128]
+                T = int(table.n_turns[chunk].max())
+                o = forward_numpy(w, X[chunk, :T], mask[chunk, :T], heads, len(dlg))
+                for k, v in o.items():
+                    if k == "pooled":
+                        out[k][chunk] = v
+                    else:
+                        out[k][chunk, :T] = v
             for k, v in out.items():
                 acc[k] = acc.get(k, 0) + v / len(self.members)
-        c = table.is_customer
-        pred = Predicted()
-        if "quality" in self.subtasks:
-            pred.quality = {k: normalise_rows(acc["quality"][:, i]) for i, k in enumerate(QUALITY_KEYS)}
-        if "nugget" in self.subtasks:
-            pred.customer = normalise_rows(acc["turn_c"][table.dialogue[c], table.position[c]])
-            pred.helpdesk = normalise_rows(acc["turn_h"][table.dialogue[~c], table.position[~c]])
+        pred = {d: normalise_rows(acc["pooled"][:, i]) for i, d in enumerate(dlg)}
+        for h, n in zip(heads, turn, strict=True):
+            r = rows[n]
+            pred[n] = normalise_rows(acc[h][table.dialogue[r], table.position[r]])
         return pred
 
     # -- turn-level scales of other corpora ------------------------------------------------------
@@ -308,19 +360,13 @@ class Neural(Estimator):
         return np.concatenate([base, sender_onehot(table, self.senders),
                                context_similarities(table, base[:, :encoders.DIM])], axis=1)
 
-    def _fit_turns(self, table: TurnTable, y: TurnArrays) -> None:
+    def _fit_past(self, table: TurnTable, y: ScaleArrays) -> None:
         p = self.params
         self.utterances = "none"  # turn-level scales: the turn's embedding (their corpora's turns are one text)
         X, mask = _padded(table, self._turn_features(table, fit=True))
-        data = {"X": X, "mask": mask, "len": mask.sum(1).astype(np.int64)}
-        heads = []
-        for name, (rows, probs) in y.items():
-            Y = np.zeros((*mask.shape, probs.shape[1]), dtype=np.float32)
-            m = np.zeros(mask.shape, dtype=bool)
-            Y[table.dialogue[rows], table.position[rows]] = probs
-            m[table.dialogue[rows], table.position[rows]] = True
-            data[f"Y/{name}"], data[f"m/{name}"] = Y, m
-            heads.append((name, probs.shape[1], self.scales[name].kind == "ordinal"))
+        data = {"X": X, "mask": mask, "len": mask.sum(1).astype(np.int64),
+                **_turn_targets(table, mask.shape, y, list(y))}
+        heads = [(name, probs.shape[1], self.learnt[name].kind == "ordinal") for name, (_, probs) in y.items()]
         seeds = [self.seed + m for m in range(p["ensemble"])]
         with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, "
                            f"{table.n_dialogues} dialogues)", len(seeds) * p["epochs"], progress=self.progress) as bar:
@@ -330,11 +376,12 @@ class Neural(Estimator):
             from dialeval.models.linear import Linear
 
             self.stacked = Linear(seed=self.seed, progress=False, C=p["stack_linear_C"])
-            self.stacked._fit_turns(table, y)
+            self.stacked.learnt = self.learnt
+            self.stacked._fit(table, y)
 
-    def _predict_turns(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def _predict_past(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         feats = self._turn_features(table)
-        flat = {n: np.zeros((len(table.texts), len(s.levels))) for n, s in self.scales.items() if n in rows}
+        flat = {n: np.zeros((len(table.texts), len(s.levels))) for n, s in self.learnt.items() if n in rows}
         order = np.argsort(table.n_turns, kind="stable")  # chunks of dialogues of similar length: little padding
         for c in range(0, len(order), 128):
             dlg = order[c:c + 128]
@@ -347,7 +394,7 @@ class Neural(Estimator):
         out = {n: flat[n][r] for n, r in rows.items()}
         if self.stacked is not None:
             w = self.params["stack_linear"]
-            lin = self.stacked._predict_turns(table, rows)
+            lin = self.stacked._predict(table, rows)
             out = {n: (1 - w) * out[n] + w * lin[n] for n in out}
         return {n: normalise_rows(v) if len(v) else v for n, v in out.items()}
 
@@ -379,6 +426,7 @@ class Neural(Estimator):
             from dialeval.models.linear import Linear
 
             self.stacked = Linear(seed=self.seed, progress=False, C=self.params["stack_linear_C"])
+            self.stacked.learnt = self.learnt
             self.stacked._set_state(config["stacked_linear"], {k[len("linear/"):]: v for k, v in arrays.items()
                                                                if k.startswith("linear/")})
         self.members = []
@@ -388,11 +436,15 @@ class Neural(Estimator):
             self.members.append({k[len(pre):]: v.astype(np.float64) for k, v in arrays.items() if k.startswith(pre)})
 
 
-def train_member(data: dict[str, np.ndarray], p: dict, seed: int, has_q: bool, has_n: bool,
+def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
                  advance: Callable[[int], object] | None = None) -> dict[str, np.ndarray]:
-    """Train one member (one torch thread, seeded) on padded arrays; returns its weights (float16 precision).
+    """Train one member of the whole-dialogue network (one torch thread, seeded) on padded arrays; returns its
+    weights (float16 precision).
 
-    A module-level function so that members can train in separate processes: the result depends on the
+    ``spec``: ``{"heads": [[scale, weights' name, levels, trained], ...], "pooled": [dialogue-level scales,
+    levels, trained]}``. Loss: the pooled heads' (``Yq``), then each trained turn head's soft cross-entropy on
+    its labelled turns. A
+    module-level function so that members can train in separate processes: the result depends on the
     seed and the data only, not on the process or the number of workers.
     """
     import torch
@@ -403,21 +455,33 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, has_q: bool, h
     t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in data.items()}
     torch.manual_seed(seed)
     gen = np.random.default_rng(seed)
-    net = _build_net(t["X"].shape[2], p["hidden"], p["dropout"])
+    heads, (k, L, pooled_trained) = spec["heads"], spec["pooled"]
+    net = _build_net(t["X"].shape[2], p["hidden"], p["dropout"], tuple(h[2] for h in heads), (k, L))
 
     def batch_loss(idx, T: int, lens):
-        q, c, h = net(t["X"][idx, :T], t["mask"][idx, :T], lens)
+        q, *turns = net(t["X"][idx, :T], t["mask"][idx, :T], lens)
         loss = torch.zeros(())
-        if has_q:
+        if pooled_trained:
             loss = loss + _quality_loss(q, t["Yq"][idx], p["ordinal_weight"])
-        if has_n:
-            loss = loss + _soft_ce(c, t["Yc"][idx, :T], t["mc"][idx, :T]) \
-                + _soft_ce(h, t["Yh"][idx, :T], t["mh"][idx, :T])
+        for (name, _, _, trained), logits in zip(heads, turns, strict=True):
+            if trained:
+                loss = loss + _soft_ce(logits, t[f"Y/{name}"][idx, :T], t[f"m/{name}"][idx, :T])
         return loss
 
     _optimise(net, t, p, gen, batch_loss, advance)
     # kept at float16 precision, as saved: a loaded model predicts exactly what the trained one did
-    return {k: v.detach().numpy().astype(np.float16).astype(np.float64) for k, v in net.state_dict().items()}
+    return _named_weights(net, [h[1] for h in heads], "heads.")
+
+
+def _named_weights(net, names: list[str], prefix: str) -> dict[str, np.ndarray]:
+    """``net``'s weights at float16 precision, the ``prefix<i>.`` ones renamed ``<names[i]>.``."""
+    out = {}
+    for k, v in net.state_dict().items():
+        if k.startswith(prefix):
+            i, rest = k[len(prefix):].split(".", 1)
+            k = f"{names[int(i)]}.{rest}"
+        out[k] = v.detach().numpy().astype(np.float16).astype(np.float64)
+    return out
 
 
 def utterance_means(texts: list[str], emb: np.ndarray, progress: bool | None = None) -> np.ndarray:
@@ -537,14 +601,7 @@ def train_turn_member(data: dict[str, np.ndarray], p: dict, seed: int, heads: li
         return loss
 
     _optimise(net, t, p, gen, batch_loss, advance)
-    names = [h[0] for h in heads]
-    out = {}
-    for k, v in net.state_dict().items():
-        if k.startswith("heads."):
-            i, rest = k[len("heads."):].split(".", 1)
-            k = f"head.{names[int(i)]}.{rest}"
-        out[k] = v.detach().numpy().astype(np.float16).astype(np.float64)
-    return out
+    return _named_weights(net, [f"head.{h[0]}" for h in heads], "heads.")
 
 
 def forward_turns_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray, names: list[str]
@@ -557,8 +614,8 @@ def forward_turns_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarra
     return {n: _softmax(_dense(turn, w[f"head.{n}.weight"], w[f"head.{n}.bias"])) for n in names}
 
 
-def _train_in_processes(data: dict[str, np.ndarray], p: dict, seeds: list[int], has_q: bool, has_n: bool,
-                        workers: int, advance: Callable[[int], object]) -> list[dict[str, np.ndarray]]:
+def _train_in_processes(data: dict[str, np.ndarray], p: dict, seeds: list[int], spec: dict, workers: int,
+                        advance: Callable[[int], object]) -> list[dict[str, np.ndarray]]:
     """Members trained by ``python -m dialeval.models.neural`` workers, ``workers`` at a time.
 
     Plain subprocesses rather than multiprocessing: a spawned multiprocessing worker re-imports the
@@ -586,8 +643,8 @@ def _train_in_processes(data: dict[str, np.ndarray], p: dict, seeds: list[int], 
                 while pending and len(running) < workers:
                     i, seed = pending.pop(0)
                     out = Path(tmp) / f"member{i}.npz"
-                    spec = json.dumps({"params": p, "seed": seed, "has_q": has_q, "has_n": has_n})
-                    cmd = [sys.executable, "-m", "dialeval.models.neural", str(Path(tmp) / "data.npz"), str(out), spec]
+                    job = json.dumps({"params": p, "seed": seed, "spec": spec})
+                    cmd = [sys.executable, "-m", "dialeval.models.neural", str(Path(tmp) / "data.npz"), str(out), job]
                     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
                     running.append((i, proc, out))
                 i, proc, out = running.pop(0)
@@ -613,7 +670,7 @@ def _worker_main(argv: list[str]) -> None:
     cfg = json.loads(spec)
     with np.load(data_path, allow_pickle=False) as z:
         data = {k: z[k] for k in z.files}
-    weights = train_member(data, cfg["params"], int(cfg["seed"]), bool(cfg["has_q"]), bool(cfg["has_n"]))
+    weights = train_member(data, cfg["params"], int(cfg["seed"]), cfg["spec"])
     np.savez(out_path, **weights)
 
 

@@ -1,13 +1,19 @@
-"""Turn-level scales of any corpus as model targets: which turns a scale labels, and its annotators' distributions.
+"""The scales a model learns, as targets: which items a scale labels, and its annotators' distributions.
 
-A model of turn-level scales (DBDC's breakdown, WOCHAT's validity, ConTurE's overall impression...) learns,
-for each labelled turn-level scale of its training corpus, the distribution of the annotators' labels of a
-turn. What it knows of each scale is a :class:`TurnScale`: the levels, the kind, and the senders whose turns
-were labelled in training (the turns it predicts on new dialogues). Everything comes from the corpus model
-(:class:`~dialeval.corpus.Scale`), nothing from the corpus's format.
+What a model learns comes from the corpus model (:class:`~dialeval.corpus.Scale`) and the task declarations
+(:mod:`dialeval.tasks`), nothing from the corpus's format or its senders' names:
 
-Targets and predictions are ``{scale: (rows, probs)}``: flat turn rows of a
-:class:`~dialeval.models.data.TurnTable` and one distribution per row.
+- the scales of every declared task with a ``subtask`` (STC-3's ``quality``, ``nugget``) the model is asked
+  for: every item of the task's level labelled (each dialogue for a dialogue-level scale, each utterance
+  block of the scale's sender for a ``block`` task);
+- every other turn-level scale that labels some turn (DBDC's breakdown, WOCHAT's validity, ConTurE's overall
+  impression...): the labelled turns, learnt with the senders whose turns were labelled.
+
+What a model knows of each scale is a :class:`TurnScale`: the levels, the kind, the level (``dialogue`` or
+``turn``) and, for a turn-level scale, the senders and the earliest position it predicts on new dialogues.
+Targets and predictions are ``{scale: (rows, probs)}``: rows of dialogues of a
+:class:`~dialeval.models.data.TurnTable` for a dialogue-level scale, flat turn rows otherwise, and one
+distribution per row.
 """
 
 from __future__ import annotations
@@ -19,20 +25,32 @@ import numpy as np
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError
 from dialeval.models.data import TurnTable
+from dialeval.tasks import Task, context_of, tasks_for
 
 TurnArrays = dict[str, tuple[np.ndarray, np.ndarray]]
+ScaleArrays = TurnArrays
+"""``{scale: (rows, probs)}``: dialogue rows (dialogue-level scales) or flat turn rows, one distribution each."""
 
 
 @dataclass(frozen=True)
 class TurnScale:
-    """A turn-level scale as a model knows it: ``levels`` (in order), ``kind``, the labelled ``senders`` and
-    ``first``, the earliest labelled position (DBDC leaves the system's opening turn unlabelled)."""
+    """A scale as a model knows it: ``levels`` (in order), ``kind``, ``level`` (``dialogue`` or ``turn``) and,
+    for a turn-level scale, the labelled ``senders`` and ``first``, the earliest labelled position (DBDC
+    leaves the system's opening turn unlabelled). ``subtask``: the STC-3 subtask of the scale's task, if any
+    (its predictions take the STC-3 submission layout)."""
 
     name: str
     levels: tuple[str, ...]
     kind: str
     senders: tuple[str, ...]
     first: int = 0
+    level: str = "turn"
+    subtask: str | None = None
+
+    @property
+    def context(self) -> str:
+        """What a model of the scale may read (:func:`dialeval.tasks.context_of`)."""
+        return context_of(self.name, self.level)
 
     def to_json(self) -> dict:
         return {"levels": list(self.levels), "kind": self.kind, "senders": list(self.senders), "first": self.first}
@@ -57,36 +75,103 @@ def turn_scales_of(corpus: Corpus) -> dict[str, TurnScale]:
                             first[name]) for name, who in senders.items()}
 
 
+def subtask_scales(tasks: tuple[Task, ...], scales: dict, subtasks: tuple[str, ...]) -> dict[str, TurnScale]:
+    """The scales (:class:`~dialeval.corpus.Scale` by name) of the ``tasks`` whose ``subtask`` is among
+    ``subtasks``, in subtask order: each item of the task's level is one to predict (a block-level scale: every
+    turn of its sender)."""
+    out: dict[str, TurnScale] = {}
+    for sub in subtasks:
+        for t in tasks:
+            if t.subtask != sub:
+                continue
+            for name in t.scales:
+                s = scales[name]
+                senders = () if t.level == "dialogue" else (s.sender,) if s.sender else ()
+                out[name] = TurnScale(name, s.levels, s.kind, senders, 0, s.level, sub)
+    return out
+
+
+def scales_to_learn(corpus: Corpus, subtasks: tuple[str, ...]) -> dict[str, TurnScale]:
+    """The scales a model of ``subtasks`` learns from ``corpus`` (see the module), in task order."""
+    tasks = tasks_for(corpus.scales)
+    out = subtask_scales(tasks, corpus.scales, subtasks)
+    if any(t.subtask is not None for t in tasks):
+        return out
+    return out | turn_scales_of(corpus)
+
+
+def learnt_scales(subtasks: tuple[str, ...], turn_scales: dict[str, TurnScale]) -> dict[str, TurnScale]:
+    """A saved model's scales: those of its STC-3 ``subtasks`` (declared by :func:`~dialeval.io.stc3.stc3_scales`)
+    and its ``turn_scales``."""
+    from dialeval.io.stc3 import stc3_scales
+
+    scales = stc3_scales()
+    return subtask_scales(tasks_for(scales), scales, subtasks) | turn_scales
+
+
+def dialogue_targets(corpus: Corpus, table: TurnTable, d, what: str) -> np.ndarray:
+    """The distributions ``d`` (:class:`~dialeval.distributions.Distributions`) of every dialogue of ``table``;
+    an error naming the dialogues without annotations of ``what``."""
+    if d is None or d.ids != table.ids:
+        missing = sorted(set(table.ids) - set(d.ids if d is not None else []))
+        raise DialevalError(f"{len(missing)} dialogue(s) have no {what} annotations, e.g. "
+                            f"{missing[:5]}; training on {what} needs them all", file=corpus.source)
+    return d.probs.astype(np.float64)
+
+
+def block_targets(corpus: Corpus, table: TurnTable, d, rows: np.ndarray, sender: str, what: str) -> np.ndarray:
+    """The distributions ``d`` of every turn at ``rows`` (those of ``sender``); an error naming the dialogues
+    with such a turn unlabelled."""
+    keys = list(zip([table.ids[i] for i in table.dialogue[rows].tolist()], table.position[rows].tolist(),
+                    strict=True))
+    if d is None or d.item_keys() != keys:
+        have = set(d.item_keys() if d is not None else [])
+        missing = sorted({i for i, t in keys if (i, t) not in have})
+        raise DialevalError(f"{len(missing)} dialogue(s) have {sender} turns without {what} "
+                            f"annotations, e.g. {missing[:5]}; training on {what}s needs them all",
+                            file=corpus.source)
+    return d.probs.astype(np.float64)
+
+
+def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]) -> ScaleArrays:
+    """The annotators' distribution of every item of each scale (the training targets): every dialogue (and
+    every turn of the sender) of a subtask's scale, the labelled turns of another turn-level scale.
+
+    Raises
+    ------
+    DialevalError
+        When an item of a subtask's scale is unlabelled, or no turn is labelled on another scale.
+    """
+    from dialeval.distributions import gold_distributions
+
+    gold = gold_distributions(corpus, list(scales))
+    out: ScaleArrays = {}
+    for name, s in scales.items():
+        d = gold.get(name)
+        if s.subtask is not None and s.level == "dialogue":
+            out[name] = (np.arange(table.n_dialogues), dialogue_targets(corpus, table, d, s.subtask))
+        elif s.subtask is not None:
+            rows = rows_for(table, s)
+            out[name] = (rows, block_targets(corpus, table, d, rows, s.senders[0], s.subtask))
+        elif d is None or not len(d):
+            raise DialevalError(f"no turn is labelled on scale {name!r}; training needs labelled turns",
+                                file=corpus.source)
+        else:
+            out[name] = (flat_rows(table, d.item_keys()), d.probs.astype(np.float64))
+    return out
+
+
 def flat_rows(table: TurnTable, keys: list[tuple[str, int | None]]) -> np.ndarray:
     """Flat turn rows of ``(dialogue id, 0-based turn)`` keys (every key must be in the table)."""
     row_of = {i: r for r, i in enumerate(table.ids)}
     return np.array([int(table.start[row_of[i]]) + int(t) for i, t in keys], dtype=np.int64)
 
 
-def turn_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]) -> TurnArrays:
-    """The annotators' distribution of every labelled turn, per scale (the training targets).
-
-    Raises
-    ------
-    DialevalError
-        When no turn is labelled on a scale asked for.
-    """
-    from dialeval.distributions import gold_distributions
-
-    gold = gold_distributions(corpus, list(scales))
-    out: TurnArrays = {}
-    for name in scales:
-        d = gold.get(name)
-        if d is None or not len(d):
-            raise DialevalError(f"no turn is labelled on scale {name!r}; training needs labelled turns",
-                                file=corpus.source)
-        out[name] = (flat_rows(table, d.item_keys()), d.probs.astype(np.float64))
-    return out
-
-
 def rows_for(table: TurnTable, scale: TurnScale) -> np.ndarray:
-    """The flat turns a model predicts ``scale`` on: those of the senders labelled in training, from the
-    earliest position labelled in training on."""
+    """The rows a model predicts ``scale`` on: every dialogue for a dialogue-level scale; else the flat turns
+    of the senders labelled in training, from the earliest position labelled in training on."""
+    if scale.level == "dialogue":
+        return np.arange(table.n_dialogues)
     who = np.isin(np.asarray(table.senders, dtype=object), list(scale.senders))
     return np.flatnonzero(who & (table.position >= scale.first))
 
