@@ -166,11 +166,11 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
                  scores_out: Path | None, from_, names) -> None:
     """One input predicted in this process: a run file, DBDC3 labels files and/or turn scores."""
     from dialeval.models import predict
-    from dialeval.models.data import is_stc3
+    from dialeval.models.data import has_subtasks
     from dialeval.models.leakage import TrainingDataWarning
 
     corpus = load(source, from_, names)
-    turn_level = not is_stc3(corpus) if len(corpus) else False
+    turn_level = not has_subtasks(corpus)
     if (to == PredictTo.dbdc or scores_out is not None) and not turn_level:
         raise DialevalError("--to dbdc and --scores are for turn-level scales; these are STC-3 dialogues")
     with warnings.catch_warnings(record=True) as caught:

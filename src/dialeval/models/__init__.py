@@ -27,7 +27,7 @@ from pathlib import Path
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.models.base import KINDS, Estimator, kind_class
-from dialeval.models.data import TurnTable, check_corpus, check_subtasks, is_stc3
+from dialeval.models.data import TurnTable, check_corpus, check_subtasks, has_subtasks
 
 LANGUAGES = ("zh", "en")
 """Languages with a shipped default model (``src/dialeval/models/shipped/<lang>/``)."""
@@ -198,7 +198,7 @@ def predict(dialogues: Corpus | list | str | os.PathLike, model: Estimator | str
     if lang is not None and lang not in LANGUAGES:
         raise DialevalError(f"lang {describe(lang)} is not allowed; allowed are " + ", ".join(LANGUAGES))
     corpus = read_dialogues(dialogues)
-    stc3 = is_stc3(check_corpus(corpus))
+    stc3 = has_subtasks(check_corpus(corpus))
     if model is None:
         model = (lang or detect_language(corpus)) if stc3 else OPEN_DOMAIN
     est = load_model(model)
@@ -219,7 +219,7 @@ def run_records(corpus: Corpus, est: Estimator, subtasks: tuple[str, ...] = ("qu
     if progress is not None:
         est.progress = progress
     try:
-        if est.scales or not is_stc3(check_corpus(corpus)):
+        if est.scales or not has_subtasks(check_corpus(corpus)):
             from dialeval.models.transfer import predict_turn_scales
 
             return predict_turn_scales(corpus, est, check_training=check_training)

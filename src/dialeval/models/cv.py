@@ -29,7 +29,7 @@ import numpy as np
 from dialeval import progress as _progress
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
-from dialeval.models.data import check_corpus, check_subtasks, is_stc3
+from dialeval.models.data import check_corpus, check_subtasks, has_subtasks
 from dialeval.models.turndata import turn_scales_of
 from dialeval.scoring import PreparedGold, load_gold, score
 
@@ -204,7 +204,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
     parts = []
     for n, corpus in enumerate(loaded):
         gold = load_gold(corpus)
-        stc3 = is_stc3(corpus)
+        stc3 = has_subtasks(corpus)
         missing = [s for s in subtasks if s not in gold.subtasks] if stc3 else []
         if missing:
             raise DialevalError(f"the corpus has no {' or '.join(missing)} annotations to cross-validate on",

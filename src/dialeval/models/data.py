@@ -46,9 +46,19 @@ def check_corpus(corpus: object) -> Corpus:
     return corpus
 
 
-def is_stc3(corpus: Corpus) -> bool:
-    """True when every turn's sender is an STC-3 one (customer, helpdesk): the STC-3 subtasks apply."""
-    return all(t.sender in SENDERS for d in corpus.dialogues for t in d.turns)
+def has_subtasks(corpus: Corpus) -> bool:
+    """Whether the corpus's scales belong to tasks that declare an STC-3 subtask (``quality``, ``nugget``;
+    :mod:`dialeval.tasks`): models of it learn those subtasks, and their runs take the STC-3 layout.
+
+    Examples
+    --------
+    >>> import dialeval
+    >>> has_subtasks(dialeval.read_corpus([{"id": "a", "turns": [{"sender": "customer", "utterances": ["hi"]}]}]))
+    True
+    """
+    from dialeval.tasks import tasks_for
+
+    return any(t.subtask is not None for t in tasks_for(corpus.scales))
 
 
 def check_stc3(corpus: object) -> Corpus:
