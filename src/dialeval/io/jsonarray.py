@@ -3,7 +3,8 @@
 Small files are parsed at once with orjson. Larger ones are streamed: each chunk of bytes is scanned with
 numpy for the array's top-level commas (outside strings, at bracket depth 0), and every run of complete
 elements is handed to orjson in one call, so a 100 MB file is parsed at orjson's speed while only a chunk's
-worth of Python objects is alive at a time.
+worth of Python objects is alive at a time. The scan (:func:`array_parts`) is the one incremental array
+reader of dialeval: :func:`dialeval.io.stream.iter_array` splits the same parts into single elements.
 
 Where orjson refuses a text, the standard library parses it instead, for two reasons: Python's ``json``
 module writes ``NaN`` and ``Infinity``, which are not JSON but which a user deserves a precise message about
@@ -17,9 +18,10 @@ import gc
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO, NamedTuple
 
 import numpy as np
 import orjson
@@ -98,12 +100,14 @@ def load_records(source: Source, *, what: str = "file") -> list:
     return list(iter_records(source, what=what))
 
 
-def parse_json(data: bytes, name: str | None, byte_offset: int = 0, line_offset: int = 0) -> object:
+def parse_json(data: bytes, name: str | None, byte_offset: int = 0, line_offset: int = 0, *,
+               column: bool = True) -> object:
     """Parse a JSON document's bytes with orjson, or with the standard library where orjson refuses.
 
     The standard library accepts ``NaN`` and ``Infinity`` (which the readers then reject as values, with
     their location) and says on which line a syntax error is; a located error if the bytes are not UTF-8.
-    ``byte_offset`` and ``line_offset`` place a streamed part in its file.
+    ``byte_offset`` and ``line_offset`` place a streamed part in its file; ``column=False`` leaves the column
+    out of a syntax error (a streamed part starts mid-line: its columns are not the file's, its lines are).
     """
     try:
         with gc_paused():
@@ -118,8 +122,7 @@ def parse_json(data: bytes, name: str | None, byte_offset: int = 0, line_offset:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        # A streamed part starts mid-line: its columns are not the file's, its lines are.
-        where = f"line {line_offset + e.lineno}" + (f", column {e.colno}" if byte_offset == 0 else "")
+        where = f"line {line_offset + e.lineno}" + (f", column {e.colno}" if column else "")
         raise DialevalError(f"not valid JSON: {e.msg} ({where})", file=name) from None
     except RecursionError:
         raise DialevalError("not valid JSON for dialeval: nested too deeply", file=name) from None
@@ -149,6 +152,9 @@ _CLASS = np.zeros(256, dtype=np.int8)
 _CLASS[[ord("["), ord("{")]] = _OPEN
 _CLASS[[ord("]"), ord("}")]] = _CLOSE
 _CLASS[ord(",")], _CLASS[ord('"')], _CLASS[ord("\\")] = _COMMA, _QUOTE, _BACKSLASH
+
+
+_CLOSE_ARRAY = ord("]")
 
 
 def top_level_structure(buf: bytes) -> tuple[np.ndarray, int]:
@@ -189,50 +195,125 @@ def top_level_structure(buf: bytes) -> tuple[np.ndarray, int]:
     return commas, int(closed[0]) if closed.size else -1
 
 
+class ArrayPart(NamedTuple):
+    """A run of complete elements of a JSON array, as :func:`array_parts` reads it.
+
+    ``data`` holds the elements' bytes, separated by the top-level commas at ``commas`` (positions in
+    ``data``): one element more than there are commas, each possibly blank (a missing value). ``line`` is the
+    1-based line of ``data[0]`` in the file, ``offset`` its 0-based byte position (after a UTF-8 byte-order
+    mark); ``first``: ``data`` starts just after the array's ``[``; ``last``: it ends at the array's ``]``.
+    """
+
+    data: bytes
+    commas: np.ndarray
+    line: int
+    offset: int
+    first: bool
+    last: bool
+
+
+def read_head(fh: BinaryIO, chunk: int = CHUNK) -> bytes:
+    """The first bytes of ``fh``: a chunk, and more until at least 4 bytes (enough to tell the encoding,
+    :func:`~dialeval.io.text.utf8_bytes`) and something other than a UTF-8 byte-order mark and white space
+    are read (or the input ends)."""
+    buf = fh.read(chunk)
+    while (len(buf) < 4 or not buf.removeprefix(_BOM).lstrip(_WS)) and (more := fh.read(chunk)):
+        buf += more
+    return buf
+
+
+def array_parts(fh: BinaryIO, name: str | None, *, head: bytes | None = None, chunk: int = CHUNK,
+                expected: str = "an array of dialogues") -> Generator[ArrayPart, int | None, None]:
+    """The elements of the JSON array read incrementally from ``fh``, as runs of complete elements.
+
+    Each chunk read is scanned once (:func:`top_level_structure`) and everything up to its last top-level
+    comma (or the closing ``]``) is yielded as one :class:`ArrayPart`; only the bytes of one chunk plus one
+    element are held at a time. The elements themselves are not parsed or checked here. A caller that counts
+    the line breaks of a part's ``data`` anyway may send their number back (``parts.send(n)`` in place of
+    ``next``), and they are not counted again here.
+
+    Parameters
+    ----------
+    fh : binary file
+        Read from its current position (after ``head``, when given).
+    name : str or None
+        The file name for messages.
+    head : bytes, optional
+        Bytes the caller has already read from ``fh`` (:func:`read_head`); read here when None.
+    chunk : int
+        Bytes read at a time (a positive integer).
+    expected : str
+        What the file should hold, for the message when its top level is not an array.
+
+    Raises
+    ------
+    DialevalError
+        ``chunk`` is not a positive integer; the text is UTF-16 or UTF-32 (read whole elsewhere, or refused);
+        the top level is empty or not an array; the array is not closed (or closed by ``}``); data follow it.
+
+    Examples
+    --------
+    >>> import io
+    >>> [(p.data, p.commas.tolist(), p.line, p.first, p.last)
+    ...  for p in array_parts(io.BytesIO(b'[1,\\n"a,]", 2]'), "x.json", chunk=4)]
+    [(b'1', [], 1, True, False), (b'\\n"a,]"', [], 1, False, False), (b' 2', [], 2, False, True)]
+    """
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise DialevalError(f"chunk must be a positive integer, received {chunk!r}")
+    buf = read_head(fh, chunk) if head is None else head
+    if utf8_bytes(buf[:4], name, partial=True) != buf[:4].removeprefix(_BOM):
+        raise DialevalError("UTF-16 text is not read incrementally; save the file as UTF-8", file=name)
+    buf = buf.removeprefix(_BOM)
+    start = len(buf) - len(buf.lstrip(_WS))
+    if not buf[start:].startswith(b"["):
+        what = "empty" if start == len(buf) else "not a JSON array"
+        raise DialevalError(f"the top level is {what}; expected {expected}", file=name)
+    offset, line, buf = start + 1, 1 + buf.count(b"\n", 0, start), buf[start + 1:]
+    first = True
+    while True:
+        commas, end = top_level_structure(buf)
+        cut = end if end >= 0 else (int(commas[-1]) if commas.size else -1)
+        if end >= 0 and buf[end] != _CLOSE_ARRAY:  # a `}` at depth 0: the array was never closed
+            line_end = line + buf.count(b"\n", 0, end)
+            raise DialevalError(f"not valid JSON: '}}' where the array's ']' should be (line {line_end})", file=name)
+        if cut >= 0:
+            newlines = yield ArrayPart(buf[:cut], commas[commas < cut], line, offset, first, end >= 0)
+            line += buf.count(b"\n", 0, cut) if newlines is None else newlines
+            offset += cut + 1
+            buf = buf[cut + 1:]
+            first = False
+            if end >= 0:
+                while not buf.strip(_WS) and (buf := fh.read(chunk)):
+                    pass
+                if buf:
+                    raise DialevalError("not valid JSON: extra data after the array", file=name)
+                return
+        more = fh.read(chunk)
+        if not more:
+            last = line + buf.count(b"\n")
+            raise DialevalError(f"not valid JSON: the array is not closed (line {last})", file=name)
+        buf += more
+
+
 def _stream(path: Path) -> Iterator[object]:
     name = str(path)
     with path.open("rb") as fh:
-        buf = fh.read(CHUNK)
-        while (len(buf) < len(_BOM) or not buf.removeprefix(_BOM).lstrip(_WS)) and (more := fh.read(CHUNK)):
-            buf += more
-        if utf8_bytes(buf[:4], name, partial=True) != buf[:4].removeprefix(_BOM):  # UTF-16: decode it whole
+        head = read_head(fh, CHUNK)
+        if utf8_bytes(head[:4], name, partial=True) != head[:4].removeprefix(_BOM):  # UTF-16: decode it whole
             if path.stat().st_size > UTF16_MAX_BYTES:
                 raise DialevalError(f"a UTF-16 file of {path.stat().st_size:,} bytes is decoded in memory and may be "
                                     f"at most {UTF16_MAX_BYTES:,} bytes; save it as UTF-8 (read in bounded memory)",
                                     file=name)
-            yield from parse_bytes(buf + fh.read(), file=name)
+            yield from parse_bytes(head + fh.read(), file=name)
             return
-        buf = buf.removeprefix(_BOM)
-        start = len(buf) - len(buf.lstrip(_WS))
-        if not buf[start:].startswith(b"["):
-            what = "empty" if start == len(buf) else "not a JSON array"
-            raise DialevalError(f"the top level is {what}; expected an array of dialogues", file=name)
-        # byte offset and line count of buf[0] in the file
-        offset, lines, buf = start + 1, buf.count(b"\n", 0, start), buf[start + 1:]
-        after_comma = False
-        while True:
-            commas, end = top_level_structure(buf)
-            cut = end if end >= 0 else (int(commas[-1]) if commas.size else -1)
-            if cut >= 0:
-                region = buf[:cut]
-                if not region.strip(_WS) and (end < 0 or after_comma):
-                    line = lines + 1 + buf.count(b"\n", 0, cut)
-                    raise DialevalError(f"not valid JSON: a value is missing before {chr(buf[cut])!r} (line {line})",
-                                        file=name)
-                yield from parse_json(b"[" + region + b"]", name, offset, lines)  # type: ignore[misc]
-                lines += buf.count(b"\n", 0, cut + 1)
-                offset += cut + 1
-                buf = buf[cut + 1:]
-                after_comma = end < 0
-                if end >= 0:
-                    if (buf + fh.read()).strip(_WS):
-                        raise DialevalError("not valid JSON: extra data after the array", file=name)
-                    return
-            chunk = fh.read(CHUNK)
-            if not chunk:
-                line = lines + 1 + buf.count(b"\n")
-                raise DialevalError(f"not valid JSON: the array is not closed (line {line})", file=name)
-            buf += chunk
+        for part in array_parts(fh, name, head=head, chunk=CHUNK):
+            if not part.data.strip(_WS) and not (part.first and part.last):  # `[]` is an empty array
+                line = part.line + part.data.count(b"\n")
+                raise DialevalError(f"not valid JSON: a value is missing before {']' if part.last else ','!r} "
+                                    f"(line {line})", file=name)
+            # The `[` put before the part stands for the byte before it in the file.
+            yield from parse_json(b"[" + part.data + b"]", name, part.offset - 1, part.line - 1,  # type: ignore[misc]
+                                  column=False)
 
 
 UNDEFINED_POLICY = ("An undefined value (NaN, or an infinity from a division by zero) is never written: it is null in "

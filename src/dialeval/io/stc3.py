@@ -40,18 +40,64 @@ def dialogue_id(rec: object, i: int, file: str | None) -> str:
 
 
 def dialogue_senders(rec: dict, did: str, file: str | None) -> list[str]:
-    turns = rec.get("turns")
+    """The senders of a dialogue's turns, checked by :func:`check_turns` (utterances not looked at)."""
+    return check_turns(rec, did, file, utterances=None)[0]
+
+
+def check_turns(rec: dict, did: str, file: str | None, *,
+                utterances: str | None = "required") -> tuple[list[str], list[dict]]:
+    """The senders of a dialogue's turns and the turns as ``{"sender", "utterances"}`` (other fields of a turn
+    left out), checked in one pass: what an STC-3 turn is.
+
+    ``turns`` must be a non-empty list of objects whose ``sender`` is one of :data:`SENDERS` and whose
+    ``utterances`` are a list of strings.
+
+    Parameters
+    ----------
+    rec : dict
+        The dialogue.
+    did, file : str
+        Its id and file (None for in-memory input), for messages.
+    utterances : {"required", "optional", None}
+        ``"optional"``: a turn without ``utterances`` has none (``[]``); ``None``: utterances are not looked at
+        (the list of turns is then empty).
+
+    Raises
+    ------
+    DialevalError
+        Located at the dialogue and the field (``turns``, ``turns[1].sender``...) of the first problem.
+
+    Examples
+    --------
+    >>> senders, turns = check_turns({"turns": [{"sender": "customer", "utterances": ["Hi."], "x": 1},
+    ...                                         {"sender": "helpdesk"}]}, "d1", None, utterances="optional")
+    >>> senders
+    ['customer', 'helpdesk']
+    >>> turns
+    [{'sender': 'customer', 'utterances': ['Hi.']}, {'sender': 'helpdesk', 'utterances': []}]
+    """
+    if utterances not in ("required", "optional", None):
+        raise DialevalError(f"utterances={utterances!r} is not allowed; allowed are 'required', 'optional', None")
+    turns = rec.get("turns") if isinstance(rec, dict) else None
     if not isinstance(turns, list) or not turns:
         raise DialevalError(f"'turns' must be a non-empty list, received {describe(turns)}",
                             file=file, dialogue=did, field="turns")
-    out = []
+    senders: list[str] = []
+    checked: list[dict] = []
+    missing = None if utterances == "required" else []
     for t, turn in enumerate(turns):
         sender = turn.get("sender") if isinstance(turn, dict) else None
         if sender not in SENDERS:
             raise DialevalError(f"sender {describe(sender)} is not allowed; allowed are customer, helpdesk",
                                 file=file, dialogue=did, field=f"turns[{t}].sender")
-        out.append(sender)
-    return out
+        senders.append(sender)
+        if utterances is not None:
+            utts = turn.get("utterances", missing)
+            if not isinstance(utts, list) or not all(isinstance(u, str) for u in utts):
+                raise DialevalError(f"'utterances' must be a list of strings, received {describe(utts)}",
+                                    file=file, dialogue=did, field=f"turns[{t}].utterances")
+            checked.append({"sender": sender, "utterances": list(utts) if utts is missing else utts})
+    return senders, checked
 
 
 def read_stc3(source: Source) -> Corpus:
@@ -70,15 +116,10 @@ def read_stc3(source: Source) -> Corpus:
         if did in seen:
             raise DialevalError("duplicate dialogue id", file=file, dialogue=did, field="id")
         seen.add(did)
-        senders = dialogue_senders(rec, did, file)
-        turns = []
-        for t, (raw, sender) in enumerate(zip(rec["turns"], senders, strict=True)):
-            utts = raw.get("utterances", [])
-            if not isinstance(utts, list) or not all(isinstance(u, str) for u in utts):
-                raise DialevalError("'utterances' must be a list of strings", file=file, dialogue=did,
-                                    field=f"turns[{t}].utterances")
-            turns.append(Turn(sender, list(utts), meta={k: v for k, v in raw.items()
-                                                           if k not in ("sender", "utterances")}))
+        senders, checked = check_turns(rec, did, file, utterances="optional")  # none given: none said
+        turns = [Turn(c["sender"], list(c["utterances"]), meta={k: v for k, v in raw.items()
+                                                                if k not in ("sender", "utterances")})
+                 for raw, c in zip(rec["turns"], checked, strict=True)]
         dlg = Dialogue(did, turns, meta={k: v for k, v in rec.items() if k not in ("id", "turns", "annotations")})
         anns = rec.get("annotations")
         if anns:

@@ -1,10 +1,11 @@
 """Streaming dialogues from many shards: STC-3 JSON arrays, JSON Lines, gzip'ed files, folders and globs.
 
-Nothing here loads a whole file: a JSON array is read by an incremental array reader (chunks of bytes,
-split at the array's top-level commas by :func:`~dialeval.io.jsonarray.top_level_structure`, one element
-parsed at a time), JSON Lines one line at a time, and gzip is decompressed as it is read. Each dialogue
-is validated on its own: one that fails becomes a :class:`Reject` (file, line, index, id and what is
-wrong) and the others go on, unless ``fail_fast``.
+Nothing here loads a whole file: a JSON array is read by the incremental array reader of
+:mod:`dialeval.io.jsonarray` (chunks of bytes split at the array's top-level commas by
+:func:`~dialeval.io.jsonarray.array_parts`), one element parsed at a time, JSON Lines one line at a time,
+and gzip is decompressed as it is read. Each dialogue is validated on its own, by the checks of the STC-3
+reader (:mod:`dialeval.io.stc3`): one that fails becomes a :class:`Reject` (file, line, index, id and what
+is wrong) and the others go on, unless ``fail_fast``.
 
 Fields of a dialogue other than ``id``, ``turns`` and ``annotations`` are its metadata (``system``,
 ``day``, ``time``...): they are kept with it (``StreamedDialogue.meta``) and written next to its
@@ -26,8 +27,8 @@ from typing import BinaryIO
 import orjson
 
 from dialeval.errors import DialevalError, describe
-from dialeval.io.jsonarray import top_level_structure
-from dialeval.io.stc3 import SENDERS
+from dialeval.io.jsonarray import array_parts
+from dialeval.io.stc3 import check_turns
 
 CHUNK = 1024 * 1024
 """Bytes read at a time."""
@@ -149,6 +150,9 @@ def iter_array(fh: BinaryIO, name: str) -> Iterator[tuple[int, bytes]]:
     """The elements of a JSON array read incrementally from ``fh``: ``(line, bytes)`` with the 1-based line
     on which each element starts. Only one chunk (plus one element) is held at a time.
 
+    The array is read by :func:`~dialeval.io.jsonarray.array_parts` (in chunks of :data:`CHUNK` bytes);
+    a missing value (``[,`` or ``,,`` or ``,]``) is yielded as empty bytes.
+
     Raises
     ------
     DialevalError
@@ -161,48 +165,23 @@ def iter_array(fh: BinaryIO, name: str) -> Iterator[tuple[int, bytes]]:
     >>> list(iter_array(io.BytesIO(b'[{"id": "a,]"},\\n {"id": 2}]'), "x.json"))
     [(1, b'{"id": "a,]"}'), (2, b'{"id": 2}')]
     """
-    buf = fh.read(CHUNK).removeprefix(b"\xef\xbb\xbf")
-    lines = 1
-    while True:
-        stripped = buf.lstrip(_WS)
-        if stripped or not (more := fh.read(CHUNK)):
-            break
-        buf += more
-    lines += buf.count(b"\n", 0, len(buf) - len(stripped))
-    if not stripped.startswith(b"["):
-        raise DialevalError("the top level is " + ("empty" if not stripped else "not a JSON array")
-                            + "; expected an array of dialogues or JSON Lines", file=name)
-    buf = stripped[1:]
-    first = True
-    while True:
-        commas, end = top_level_structure(buf)
-        cuts = [int(c) for c in commas if end < 0 or c < end] + ([end] if end >= 0 else [])
-        start = 0
-        for cut in cuts:
-            part = buf[start:cut]
-            body = part.lstrip(_WS)
-            line = lines + part.count(b"\n", 0, len(part) - len(body))
-            lines += part.count(b"\n")
-            if body.strip(_WS):
-                yield line, body.rstrip(_WS)
-            elif not (first and cut == end):  # `[]` is an empty array; `[,` or `,,` is a missing value
-                yield line, b""
-            first = False
-            start = cut + 1
-        buf = buf[start:]
-        if end >= 0:
-            while rest := fh.read(CHUNK):
-                buf += rest
-                if buf.strip(_WS):
-                    break
-            if buf.strip(_WS):
-                raise DialevalError("not valid JSON: extra data after the array", file=name)
+    parts = array_parts(fh, name, chunk=CHUNK, expected="an array of dialogues or JSON Lines")
+    part = next(parts, None)
+    while part is not None:
+        data, line, start = part.data, part.line, 0
+        if part.first and part.last and not part.commas.size and not data.strip(_WS):
+            line += data.count(b"\n")  # `[]`: an empty array
+        else:
+            for cut in [*part.commas.tolist(), len(data)]:
+                element = data[start:cut]
+                body = element.lstrip(_WS)
+                yield line + element.count(b"\n", 0, len(element) - len(body)), body.rstrip(_WS)
+                line += element.count(b"\n")
+                start = cut + 1
+        try:
+            part = parts.send(line - part.line)  # the part's line breaks, counted here: not counted again
+        except StopIteration:
             return
-        chunk = fh.read(CHUNK)
-        if not chunk:
-            last = lines + buf.count(b"\n")
-            raise DialevalError(f"not valid JSON: the array is not closed (line {last})", file=name)
-        buf += chunk
 
 
 def iter_lines(fh: BinaryIO) -> Iterator[tuple[int, bytes]]:
@@ -226,7 +205,10 @@ def validate(obj: object) -> StreamedDialogue:
 
     Allowed: an object with ``id`` (a non-empty string or an integer) and ``turns``, a non-empty list of
     ``{"sender": "customer"|"helpdesk", "utterances": [str, ...]}``; any other field is metadata
-    (``annotations`` are ignored).
+    (``annotations`` are ignored). The turns are checked by the STC-3 reader's own check
+    (:func:`~dialeval.io.stc3.check_turns`); here a turn must give its utterances (the reader of a whole
+    dataset reads a turn without them as one with no utterance).
+    The id is checked here, with messages that leave out the item's number (a :class:`Reject` gives it).
     """
     if not isinstance(obj, dict):
         raise DialevalError(f"the item is a JSON {type(obj).__name__}; expected an object with id and turns")
@@ -234,23 +216,9 @@ def validate(obj: object) -> StreamedDialogue:
     if did is None or did == "" or isinstance(did, bool) or not isinstance(did, str | int):
         raise DialevalError(f"id {describe(did)} is not allowed; allowed are non-empty strings", field="id")
     did = str(did)
-    turns = obj.get("turns")
-    if not isinstance(turns, list) or not turns:
-        raise DialevalError(f"'turns' must be a non-empty list, received {describe(turns)}", dialogue=did,
-                            field="turns")
-    clean = []
-    for t, turn in enumerate(turns):
-        sender = turn.get("sender") if isinstance(turn, dict) else None
-        if sender not in SENDERS:
-            raise DialevalError(f"sender {describe(sender)} is not allowed; allowed are {', '.join(SENDERS)}",
-                                dialogue=did, field=f"turns[{t}].sender")
-        utts = turn.get("utterances")
-        if not isinstance(utts, list) or not all(isinstance(u, str) for u in utts):
-            raise DialevalError(f"'utterances' must be a list of strings, received {describe(utts)}",
-                                dialogue=did, field=f"turns[{t}].utterances")
-        clean.append({"sender": sender, "utterances": utts})
+    turns = check_turns(obj, did, None)[1]
     meta = {k: v for k, v in obj.items() if k not in ("id", "turns", "annotations")}
-    return StreamedDialogue(did, clean, meta)
+    return StreamedDialogue(did, turns, meta)
 
 
 def iter_dialogues(path: str | os.PathLike, rejects: list[Reject] | None = None, *,
