@@ -1,0 +1,78 @@
+"""How far DBDC3 English eval's labels drift from dev's: priors fitted on dev against priors that know eval.
+
+The DBDC3 target of issue 13 (the neural model's JSD over O, T, X 15% below the dev prior's) is measured on
+eval, whose annotators label differently from dev's: the same chatbot's mean distribution moves (CIC: T from
+0.46 to 0.33, X from 0.22 to 0.38). This script prints the JSD (per turn, then per dialogue, then over
+dialogues, as ``dialeval evaluate``) of four constant predictions on eval:
+
+- the dev prior (the baseline of the target), and a per-chatbot dev prior;
+- *oracles* that no model trained on dev can be: eval's own mean, and eval's own per-chatbot means.
+
+    python benchmarks/dbdc_label_shift.py [--data ../shared/data/dbdc3/en]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+import dialeval
+from dialeval.distributions import gold_distributions
+from dialeval.measures.nominal import jsd
+
+HERE = Path(__file__).resolve().parent
+DEFAULT = HERE.parents[1] / "shared" / "data" / "dbdc3" / "en"
+
+
+def chatbot(dialogue_id: str) -> str:
+    """The chatbot of a DBDC3 dialogue id: its leading letters (``CIC0201`` -> ``CIC``)."""
+    head = ""
+    for ch in dialogue_id:
+        if not ch.isalpha():
+            break
+        head += ch
+    return head.upper()
+
+
+def macro_jsd(ids: list[str], gold: np.ndarray, pred: np.ndarray) -> float:
+    """Mean over dialogues of the mean JSD of their turns (``dialeval evaluate``'s default averaging)."""
+    per_turn = jsd(gold, pred)  # row-wise
+    dialogues = list(dict.fromkeys(ids))
+    idx = np.array([dialogues.index(i) for i in ids])
+    return float(np.mean([per_turn[idx == k].mean() for k in range(len(dialogues))]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT)
+    args = ap.parse_args()
+    dev = gold_distributions(dialeval.read_corpus(args.data / "dev"))["breakdown"]
+    ev = gold_distributions(dialeval.read_corpus(args.data / "eval"))["breakdown"]
+    bots_dev = np.array([chatbot(i) for i in dev.ids])
+    bots_ev = np.array([chatbot(i) for i in ev.ids])
+    dev_mean = dev.probs.mean(axis=0)
+
+    def per_bot(source: np.ndarray, bots: np.ndarray) -> np.ndarray:
+        means = {b: source[bots == b].mean(axis=0) for b in set(bots)}
+        return np.array([means.get(b, dev_mean) for b in bots_ev])
+
+    rows = {
+        "dev prior (the target's baseline)": np.tile(dev_mean, (len(ev.probs), 1)),
+        "dev prior per chatbot (unseen chatbot: dev prior)": per_bot(dev.probs, bots_dev),
+        "oracle: eval's own mean": np.tile(ev.probs.mean(axis=0), (len(ev.probs), 1)),
+        "oracle: eval's own mean per chatbot": per_bot(ev.probs, bots_ev),
+    }
+    base = None
+    print(f"chatbots: dev {sorted(set(bots_dev.tolist()))}, eval {sorted(set(bots_ev.tolist()))}; "
+          f"levels {ev.scale.levels}")
+    print(f"mean distribution: dev {dev_mean.round(3).tolist()}, eval {ev.probs.mean(axis=0).round(3).tolist()}")
+    for name, pred in rows.items():
+        v = macro_jsd(ev.ids, ev.probs, pred)
+        base = base or v
+        print(f"{name:52s} JSD {v:.5f}  ({100 * (1 - v / base):+.1f}% vs dev prior)")
+
+
+if __name__ == "__main__":
+    main()
