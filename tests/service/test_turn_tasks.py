@@ -198,8 +198,20 @@ def test_archive_limits(svc, monkeypatch):
     monkeypatch.setattr(uploaded.unpack, "__kwdefaults__", {"max_members": 3, "max_bytes": 100})
     many = _zip({f"{i}.log.json": b"{}" for i in range(4)})
     assert "at most 3" in create(svc, "bad", "dbdc-breakdown", many, "g.zip").json()["detail"]
+    monkeypatch.setattr(uploaded, "SMALL_UNPACKED", 50)
     big = _zip({"a.log.json": b" " * 1000})
     assert "more than 100 bytes" in create(svc, "bad", "dbdc-breakdown", big, "g.zip").json()["detail"]
+
+
+def test_a_zip_bomb_run_stops_early(svc, dbdc_eval):
+    from dialeval.service.uploaded import SMALL_UNPACKED
+    assert create(svc, "bd", "dbdc-breakdown", zip_folder(dbdc_eval), "eval.zip").status_code == 201
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        z.writestr("run/CIC0201.labels.json", b" " * (SMALL_UNPACKED + 1))  # 16 MiB of spaces: ~16 KB zipped
+    assert len(buf.getvalue()) < 100_000
+    r = svc.submit(svc.team(), buf.getvalue(), task="bd", filename="bomb.zip")
+    assert r.status_code == 422 and f"more than {SMALL_UNPACKED} bytes" in r.json()["detail"]
 
 
 def test_a_bad_member_is_named_inside_the_archive(svc, dbdc_eval):

@@ -36,7 +36,13 @@ ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 MAX_MEMBERS = 20_000
 """Most files an uploaded archive may hold."""
 MAX_UNPACKED_BYTES = 1 << 30
-"""Most bytes an uploaded archive may unpack to (1 GiB)."""
+"""Most bytes an organiser's gold archive may unpack to (1 GiB)."""
+RUN_UNPACKED_BYTES = 256 << 20
+"""Most bytes a team's run archive may unpack to (256 MiB; DBDC3 eval's labels files take 1 MB)."""
+MAX_RATIO = 100
+"""An archive may unpack to at most this many times its own size (or :data:`SMALL_UNPACKED`, if more): JSON
+compresses 5-20 times; a "zip bomb" 1000 times. Checked while unpacking, so a bomb stops early."""
+SMALL_UNPACKED = 16 << 20
 _COPY_CHUNK = 1 << 20
 
 T = TypeVar("T")
@@ -72,10 +78,12 @@ def unpack(data: bytes, archive: str, into: Path, *, max_members: int = MAX_MEMB
     ------
     DialevalError
         When ``data`` is not a readable ZIP archive, a member is unsafe (absolute, ``..``, a link) or
-        encrypted, or the archive holds more than ``max_members`` files or unpacks to more than ``max_bytes``.
+        encrypted, or the archive holds more than ``max_members`` files or unpacks to more than ``max_bytes``
+        or :data:`MAX_RATIO` times its size (whichever is less; never less than :data:`SMALL_UNPACKED`).
     """
     import io
 
+    limit = min(max_bytes, max(MAX_RATIO * len(data), SMALL_UNPACKED))
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as e:
@@ -99,9 +107,10 @@ def unpack(data: bytes, archive: str, into: Path, *, max_members: int = MAX_MEMB
                 with zf.open(info) as src, open(target, "wb") as dst:
                     while chunk := src.read(_COPY_CHUNK):
                         total += len(chunk)
-                        if total > max_bytes:
-                            raise DialevalError(f"the archive unpacks to more than {max_bytes} bytes; allowed are "
-                                                f"at most {max_bytes}", file=archive)
+                        if total > limit:
+                            raise DialevalError(f"the archive unpacks to more than {limit} bytes; allowed are at most "
+                                                f"{limit} (the lesser of {max_bytes} and {MAX_RATIO} times the "
+                                                f"archive's size, never less than {SMALL_UNPACKED})", file=archive)
                         dst.write(chunk)
             except DialevalError:
                 raise
@@ -188,5 +197,5 @@ def run_records(data: bytes, name: str) -> list:
     from dialeval.io.turnruns import load_run_records
 
     with _scratch() as root:
-        folder = unpack(data, name, root)
+        folder = unpack(data, name, root, max_bytes=RUN_UNPACKED_BYTES)
         return _as_uploaded(lambda: load_run_records(folder)[0], root, name + "/", name)
