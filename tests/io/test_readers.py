@@ -151,3 +151,10 @@ def test_unknown_format_and_option(tmp_path, shared_data):
         read_corpus(tmp_path, format="xml")
     with pytest.raises(DialevalError, match="option\\(s\\) names do not apply to the dbdc reader"):
         read_corpus(shared_data("dbdc3", "en", "eval", "TKTK_50"), names="keep")
+
+
+def test_detection_of_deeply_nested_json_is_an_error_not_a_crash(tmp_path):
+    p = tmp_path / "deep.json"
+    p.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DialevalError, match="cannot tell the format"):
+        detect(p)

@@ -242,3 +242,9 @@ def test_any_archive_is_a_201_or_a_422(svc, members):
     r = create(svc, "fz", "dbdc-breakdown", data, "g.zip")
     assert r.status_code in (201, 422), r.text
     assert "dialeval-upload" not in r.text
+
+
+@pytest.mark.parametrize("gold", [b"[" * 50_000 + b"]" * 50_000, b'{"a":' * 50_000 + b"1" + b"}" * 50_000])
+def test_deeply_nested_gold_is_a_422(svc, gold):
+    r = create(svc, "deep", "dbdc-breakdown", gold, "g.json")
+    assert r.status_code == 422, r.text

@@ -59,8 +59,8 @@ def probe(path: Path) -> Probe:
         body = head[start:].lstrip()
         try:
             pr.first, _ = dec.raw_decode(body) if body and not body.startswith("]") else (None, 0)
-        except json.JSONDecodeError:
-            pr.first = None  # the first record is longer than the head, or the file is not JSON
+        except (RecursionError, ValueError):  # ValueError: JSONDecodeError, or an int too long to convert
+            pr.first = None  # the first record is longer than the head, nested too deeply, or not JSON
     return pr
 
 
