@@ -27,7 +27,7 @@ from pathlib import Path
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.models.base import KINDS, Estimator, kind_class
-from dialeval.models.data import TurnTable, check_corpus, check_subtasks, has_subtasks
+from dialeval.models.data import SUBTASKS, TurnTable, check_corpus, check_subtasks, has_subtasks
 
 LANGUAGES = ("zh", "en")
 """Languages with a shipped default model (``src/dialeval/models/shipped/<lang>/``)."""
@@ -210,7 +210,7 @@ def predict(dialogues: Corpus | list | str | os.PathLike, model: Estimator | str
     return records
 
 
-def run_records(corpus: Corpus, est: Estimator, subtasks: tuple[str, ...] = ("quality", "nugget"), *,
+def run_records(corpus: Corpus, est: Estimator, subtasks: tuple[str, ...] = SUBTASKS, *,
                 progress: bool | None = None, check_training: bool = True) -> list[dict]:
     """A fitted model's predictions on ``corpus`` as the records of a run that :func:`dialeval.evaluate`
     scores against the corpus's gold: STC-3 records of ``subtasks`` for a model of STC-3 on STC-3 dialogues,

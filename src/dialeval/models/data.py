@@ -17,9 +17,11 @@ import numpy as np
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS, SENDERS
+from dialeval.tasks import subtask_measures
 
-SUBTASKS = ("quality", "nugget")
-SUBTASK_CHOICES = ("both", "quality", "nugget")
+SUBTASKS: tuple[str, ...] = tuple(subtask_measures())
+"""The STC-3 subtasks a model learns, from the task declarations (:mod:`dialeval.tasks`): quality, nugget."""
+SUBTASK_CHOICES: tuple[str, ...] = ("both", *SUBTASKS)
 CUSTOMER, HELPDESK = SENDERS
 
 
