@@ -248,3 +248,8 @@ def test_any_archive_is_a_201_or_a_422(svc, members):
 def test_deeply_nested_gold_is_a_422(svc, gold):
     r = create(svc, "deep", "dbdc-breakdown", gold, "g.json")
     assert r.status_code == 422, r.text
+
+
+def test_a_gold_name_too_long_for_the_file_system_is_a_422(svc):
+    r = create(svc, "long", "wochat-validity", b"<dialogues/>", "\u00e9" * 200 + ".xml")  # 405 bytes in UTF-8
+    assert r.status_code == 422 and "at most 255 bytes" in r.json()["detail"]

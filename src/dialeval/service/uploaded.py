@@ -44,6 +44,8 @@ MAX_RATIO = 100
 compresses 5-20 times; a "zip bomb" 1000 times. Checked while unpacking, so a bomb stops early."""
 SMALL_UNPACKED = 16 << 20
 _COPY_CHUNK = 1 << 20
+MAX_NAME_BYTES = 255
+"""The longest file name (in UTF-8 bytes) most file systems take."""
 
 T = TypeVar("T")
 
@@ -151,7 +153,11 @@ def _saved(data: bytes, name: str, into: Path) -> tuple[Path, str]:
     if is_zip(data):
         return unpack(data, name, into), name + "/"
     path = into / name
-    path.write_bytes(data)
+    try:
+        path.write_bytes(data)
+    except OSError as e:  # a name of 255 characters may be more bytes than the file system takes
+        raise DialevalError(f"the file's name cannot be used here ({e.strerror}); allowed are names of at most "
+                            f"{MAX_NAME_BYTES} bytes in UTF-8", file=name) from None
     return path, ""
 
 
