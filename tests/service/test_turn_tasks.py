@@ -253,3 +253,14 @@ def test_deeply_nested_gold_is_a_422(svc, gold):
 def test_a_gold_name_too_long_for_the_file_system_is_a_422(svc):
     r = create(svc, "long", "wochat-validity", b"<dialogues/>", "\u00e9" * 200 + ".xml")  # 405 bytes in UTF-8
     assert r.status_code == 422 and "at most 255 bytes" in r.json()["detail"]
+
+
+def test_a_full_disk_is_a_503_not_a_422(svc, monkeypatch):
+    import errno
+
+    def full(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    r = create(svc, "full", "wochat-validity", b"<dialogues/>", "g.xml")
+    assert r.status_code == 503 and "try again later" in r.json()["detail"]

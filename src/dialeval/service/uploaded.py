@@ -16,6 +16,7 @@ uploaded file (and the member inside an archive), never a path on the server.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -118,9 +119,19 @@ def unpack(data: bytes, archive: str, into: Path, *, max_members: int = MAX_MEMB
                 raise
             except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError, EOFError, zlib.error,
                     ValueError) as e:  # RuntimeError: an encrypted member; NotImplementedError: a compression
+                _no_space(e)
                 raise DialevalError(f"archive member {describe(info.filename)} cannot be read ({e})",
                                     file=archive) from None
     return into
+
+
+def _no_space(e: BaseException) -> None:
+    """A full disk is the server's trouble, not the upload's: 503 (try again later), not 422."""
+    if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+        from dialeval.service.errors import Unavailable
+
+        raise Unavailable("the server has no room to read this upload now; it was not stored and does not count; "
+                          "try again later") from None
 
 
 @contextmanager
@@ -156,6 +167,7 @@ def _saved(data: bytes, name: str, into: Path) -> tuple[Path, str]:
     try:
         path.write_bytes(data)
     except OSError as e:  # a name of 255 characters may be more bytes than the file system takes
+        _no_space(e)
         raise DialevalError(f"the file's name cannot be used here ({e.strerror}); allowed are names of at most "
                             f"{MAX_NAME_BYTES} bytes in UTF-8", file=name) from None
     return path, ""
