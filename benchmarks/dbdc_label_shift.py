@@ -8,10 +8,11 @@ dialogues, as ``dialeval evaluate``) of four constant predictions on eval:
 - the dev prior (the baseline of the target), and a per-chatbot dev prior;
 - *oracles* that no model trained on dev can be: eval's own mean, and eval's own per-chatbot means.
 
-With ``--oof``, it also trains the shipped open-domain configuration on 5 folds of dev (by dialogue,
-:func:`dialeval.models.cv.fold_of`) and prints the out-of-fold JSD against the dev prior's on the same turns,
-and the JSD after sharpening or flattening the predictions (``p ** (1 / T)``, renormalised): what a
-calibration of the sharpness on the training folds would choose (about a minute with a warm embedding cache).
+With ``--oof``, it also trains the shipped open-domain configuration on folds of dev, twice: 5 folds by
+dialogue (:func:`dialeval.models.cv.fold_of`), and one chatbot left out per fold (a shift of chatbot, as
+between dev and eval). It prints the out-of-fold JSD against that of the prior of the other folds on the same
+turns, and the JSD after sharpening or flattening the predictions (``p ** (1 / T)``, renormalised): what a
+calibration of the sharpness on the training folds would choose (about 90 s with a warm embedding cache).
 
     python benchmarks/dbdc_label_shift.py [--data ../shared/data/dbdc3/en] [--oof]
 """
@@ -19,6 +20,7 @@ calibration of the sharpness on the training folds would choose (about a minute 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -53,20 +55,22 @@ SHIPPED = {"epochs": 8, "ensemble": 4, "stack_linear": 0.5, "stack_linear_C": 0.
 """The shipped open-domain model's parameters (its model card's training command)."""
 
 
-def out_of_fold(data: Path, folds: int = 5) -> None:
+def out_of_fold(data: Path, group: Callable[[str], str], what: str) -> None:
+    """Out-of-fold predictions of the shipped configuration on dev, one fold per value of ``group(id)``; the
+    JSD of each sharpness ``T`` against the prior of the other folds."""
     import warnings
 
     from dialeval.models import run_records
     from dialeval.models.base import kind_class
-    from dialeval.models.cv import fold_of
     from dialeval.models.leakage import TrainingDataWarning
 
     corpus = dialeval.read_corpus(data / "dev")
     gold = gold_distributions(corpus)["breakdown"]
     pred: dict[tuple[str, int], list[float]] = {}
-    for f in range(folds):
-        train = corpus.subset([d.id for d in corpus.dialogues if fold_of(d.id, folds) != f])
-        test = corpus.subset([d.id for d in corpus.dialogues if fold_of(d.id, folds) == f])
+    folds = sorted({group(d.id) for d in corpus.dialogues})
+    for f in folds:
+        train = corpus.subset([d.id for d in corpus.dialogues if group(d.id) != f])
+        test = corpus.subset([d.id for d in corpus.dialogues if group(d.id) == f])
         model = kind_class("neural")(seed=0, progress=False, **SHIPPED).fit(train)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TrainingDataWarning)
@@ -74,9 +78,12 @@ def out_of_fold(data: Path, folds: int = 5) -> None:
                 for t in rec["turns"]:
                     pred[(rec["id"], t["turn"])] = [t["breakdown"][lv] for lv in gold.scale.levels]
     P = np.array([pred[k] for k in gold.item_keys()])
-    prior = macro_jsd(gold.ids, gold.probs, np.tile(gold.probs.mean(axis=0), (len(P), 1)))
-    print(f"dev, {folds}-fold out-of-fold: prior JSD {prior:.5f}; neural with p ** (1 / T), T < 1 sharpens:")
-    for T in (0.8, 0.9, 1.0, 1.1, 1.2, 1.4):
+    fold = np.array([group(i) for i in gold.ids])
+    prior_rows = {f: gold.probs[fold != f].mean(axis=0) for f in folds}
+    prior = macro_jsd(gold.ids, gold.probs, np.array([prior_rows[f] for f in fold]))
+    print(f"dev, {what} ({len(folds)} folds), out of fold: prior of the other folds JSD {prior:.5f}; "
+          "neural with p ** (1 / T), T < 1 sharpens:")
+    for T in (0.8, 0.9, 1.0, 1.1, 1.2, 1.4, 2.0):
         R = P ** (1 / T)
         R /= R.sum(axis=1, keepdims=True)
         v = macro_jsd(gold.ids, gold.probs, R)
@@ -114,7 +121,10 @@ def main() -> None:
         base = base or v
         print(f"{name:52s} JSD {v:.5f}  ({100 * (1 - v / base):+.1f}% vs dev prior)")
     if args.oof:
-        out_of_fold(args.data)
+        from dialeval.models.cv import fold_of
+
+        out_of_fold(args.data, lambda i: str(fold_of(i, 5)), "by dialogue")
+        out_of_fold(args.data, chatbot, "one chatbot left out per fold")
 
 
 if __name__ == "__main__":
