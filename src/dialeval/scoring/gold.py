@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 
 from dialeval.corpus import Corpus, merge_blocks
@@ -97,7 +100,7 @@ def load_gold(source: object, *, format: str | None = None, blocks: bool = False
         return source
     if isinstance(source, dict) and source and all(isinstance(v, Distributions) for v in source.values()):
         return PreparedGold(ItemLayout(source))
-    if isinstance(source, list) or (not isinstance(source, Corpus) and _format_of(source, format) == STC3):
+    if isinstance(source, list) or (not isinstance(source, Corpus) and gold_format(source, format) == STC3):
         if blocks:
             raise DialevalError("blocks: STC-3 turns are utterance blocks already; leave it off for STC-3 gold")
         return PreparedGold(Stc3Layout(build_gold(source)))  # type: ignore[arg-type]
@@ -116,7 +119,17 @@ def load_gold(source: object, *, format: str | None = None, blocks: bool = False
     return PreparedGold(ItemLayout(dists, corpus.source))
 
 
-def _format_of(source: object, format: str | None) -> str | None:
+def gold_format(source: object, format: str | None = None) -> str:
+    """The corpus format of a gold path: ``format`` when given, else the detected one.
+
+    When detection fails on a file that may be JSON, STC-3's (the default reader then says where the file goes
+    wrong, with its line); on a folder or an XML file, detection's own reasons are the error.
+
+    Raises
+    ------
+    DialevalError
+        For an unknown ``format``, or detection's reasons on a folder or an XML file.
+    """
     if format is not None:
         from dialeval.io.formats import get
 
@@ -126,4 +139,17 @@ def _format_of(source: object, format: str | None) -> str | None:
     try:
         return detect(source)  # type: ignore[arg-type]
     except DialevalError:
-        return STC3  # not detected: the STC-3 reader gives the located error
+        path = Path(source) if isinstance(source, str | os.PathLike) else None
+        if path is not None and (path.is_dir() or _starts_as_xml(path)):
+            raise
+        return STC3
+
+
+def _starts_as_xml(path: Path) -> bool:
+    """Whether a file's first character, after a byte-order mark and white space, is ``<``."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<"

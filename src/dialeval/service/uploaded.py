@@ -184,18 +184,13 @@ def gold_from_bytes(data: bytes, name: str) -> PreparedGold:
     DialevalError
         The reader's message, located in the uploaded file (or member of the archive).
     """
-    from dialeval.io.detect import detect
+    from dialeval.scoring.gold import STC3, gold_format
     from dialeval.scoring.layouts import ItemLayout
 
     with _scratch() as root:
         path, prefix = _saved(data, name, root)
-        try:
-            fmt = _as_uploaded(lambda: detect(path), root, prefix, name)
-        except DialevalError:
-            if prefix or data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<":
-                raise
-            fmt = "stc3"  # not detected: the STC-3 reader, the default, says where the file goes wrong
-        if fmt == "stc3":
+        fmt = _as_uploaded(lambda: gold_format(path), root, prefix, name)
+        if fmt == STC3:  # parsed in memory, as it came
             return load_gold(parse_bytes(data, file=name))
         gold = _as_uploaded(lambda: load_gold(path, format=fmt), root, prefix, name)
     layout = gold.layout
