@@ -17,7 +17,7 @@ import numpy as np
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS, SENDERS
-from dialeval.tasks import subtask_measures
+from dialeval.tasks import subtask_measures, tasks_for
 
 SUBTASKS: tuple[str, ...] = tuple(subtask_measures())
 """The STC-3 subtasks a model learns, from the task declarations (:mod:`dialeval.tasks`): quality, nugget."""
@@ -58,8 +58,6 @@ def has_subtasks(corpus: Corpus) -> bool:
     >>> has_subtasks(dialeval.read_corpus([{"id": "a", "turns": [{"sender": "customer", "utterances": ["hi"]}]}]))
     True
     """
-    from dialeval.tasks import tasks_for
-
     return any(t.subtask is not None for t in tasks_for(corpus.scales))
 
 

@@ -255,9 +255,9 @@ class Linear(Estimator):
         p["ngram_max"] = check_param(self.kind, "ngram_max", p["ngram_max"], type_=int, lo=1, hi=6)
         p["max_features"] = check_param(self.kind, "max_features", p["max_features"], type_=int, lo=1)
         p["context_weight"] = check_param(self.kind, "context_weight", p["context_weight"], type_=float, lo=0)
+        p["max_iter"] = check_param(self.kind, "max_iter", p["max_iter"], type_=int, lo=1)
         self.senders: tuple[str, ...] = ()
         """Turn-level scales: the senders of the training corpus (the one-hot sender features)."""
-        p["max_iter"] = check_param(self.kind, "max_iter", p["max_iter"], type_=int, lo=1)
         self.turn_vec: _Tfidf | None = None
         self.turn_scaler: _Scaler | None = None
         self.dlg_vec: _Tfidf | None = None

@@ -49,6 +49,8 @@ _WEIGHTS = {"nugget_customer": "cust", "nugget_helpdesk": "help"}
 def _head_name(scale: str) -> str:
     """The name of a turn-level scale's head weights in the whole-dialogue network."""
     return _WEIGHTS.get(scale, f"head.{scale}")
+
+
 UTTERANCES = ("mean", "none")
 
 
