@@ -1,5 +1,6 @@
-"""Property: for every declared task with a real corpus, a fitted prior predicts exactly that task's scales, one
-distribution per item of the task's declared level (dialogue, block of the scale's sender, labelled turn)."""
+"""Property: for every declared task with a real corpus, a fitted prior predicts exactly that task's scales (and
+the corpus's scales that no task declares, such as ConTurE's DSTC9 ratings), one distribution per item of the
+task's declared level (dialogue, block of the scale's sender, labelled turn)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 import dialeval
 from dialeval.models.baselines import Prior
 from dialeval.models.data import Predicted
-from dialeval.tasks import TASKS
+from dialeval.tasks import TASKS, task_of_scale
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,10 @@ def test_prior_predicts_the_tasks_scales_at_the_declared_level(name, corpora):
     task, corpus = TASKS[name], corpora[name]
     model = Prior(task.subtask or "both").fit(corpus)
     pred = model.predict(corpus, check_training=False)
-    assert _predicted_scales(pred) == set(task.scales)
+    undeclared = {n for n in corpus.scales if task_of_scale(n) is None}
+    assert _predicted_scales(pred) == set(task.scales) | undeclared
+    for name in undeclared:  # a rating of the whole dialogue, for every dialogue
+        assert corpus.scales[name].level == "dialogue" and pred.turns[name][1].shape[0] == len(corpus)
     senders = [t.sender for d in corpus.dialogues for t in d.turns]
     for scale in task.scales:
         width = len(corpus.scales[scale].levels)

@@ -160,8 +160,8 @@ def _report(s: Scores, submission: Path, gold: Path, *, per_dialogue: Path | Non
     st = s.settings
     warn_coverage(submission, s.extra_ids, s.missing_ids, strict=st["strict"], worst="the worst value")
     if s.extra_items:
-        warn(f"{submission}: {len(s.extra_items)} predicted item(s) have no gold labels (e.g. user turns), not "
-             "scored: " + ", ".join(s.extra_items[:5]))
+        warn(f"{submission}: {len(s.extra_items)} predicted item(s) have no gold labels (an unrated turn or "
+             "dialogue), not scored: " + ", ".join(s.extra_items[:5]))
     if per_dialogue is not None:
         s.to_csv(per_dialogue)
     summary = s.summary()

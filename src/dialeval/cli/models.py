@@ -123,7 +123,7 @@ def summary_rows(results: list) -> tuple[list[str], list[list[str]]]:
 def _title(result, source: str) -> str:
     params = ", ".join(f"{k}={v}" for k, v in result.params.items())
     what = f"subtasks {'+'.join(result.subtasks)}" if result.subtasks else \
-        "turn scales " + ", ".join(dict.fromkeys(c.rsplit("/", 1)[0] for c in result.columns))
+        "scales " + ", ".join(dict.fromkeys(c.rsplit("/", 1)[0] for c in result.columns))
     return (f"{result.kind}: {result.k}-fold CV on {source} ({result.n_dialogues} dialogues, {what}, "
             f"seed {result.seed}{', ' + params if params else ''}); lower is better; "
             "n and seconds of the mean row are totals")
@@ -192,8 +192,9 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
 
         write_text(scores_out, json_text(turn_scores(records), indent=None) + "\n")
         err.print(f"wrote turn scores to {scores_out}", markup=False)
-    what = subtask if not turn_level else "scales " + ", ".join(
-        dict.fromkeys(k for r in records for t in r.get("turns", []) for k in t if k not in ("turn", "labels")))
+    what = subtask if not turn_level else "scales " + ", ".join(dict.fromkeys(
+        k for r in records for item in (r, *r.get("turns", [])) for k, v in item.items() if isinstance(v, dict)
+        and k != "labels"))
     if to == PredictTo.run:
         err.print(f"wrote predictions for {len(records)} dialogue(s) ({what}) to {out_path}", markup=False)
 
@@ -267,7 +268,8 @@ def register(app: typer.Typer) -> None:
     @app.command("train")
     def train_cmd(
         data: list[Path] = typer.Argument(..., help="Annotated corpus/corpora: STC-3 (JSON), or any "
-                                          "corpus with turn-level labels (DBDC, WOCHAT, ConTurE); several files "
+                                          "corpus with turn or dialogue labels (DBDC, WOCHAT, ConTurE, DSTC9); "
+                                          "several files "
                                           "are trained on together (e.g. the Chinese and English files)."),
         out_dir: Path = typer.Option(..., "--out", help="Folder to save the model to (model.json, arrays.npz)."),
         kind: Kind = typer.Option("neural", "--model", help="Model kind."),  # type: ignore[valid-type]
@@ -286,14 +288,14 @@ def register(app: typer.Typer) -> None:
                                              *[a for p in param or [] for a in ("--param", p)]])
         folder = model.save(out_dir)
         trained = model.info.get("trained_on", {})
-        what = ("turn scales " + ", ".join(model.scales)) if model.scales else "+".join(model.subtasks)
+        what = ("scales " + ", ".join(model.scales)) if model.scales else "+".join(model.subtasks)
         err.print(f"saved {model.kind} model ({what}, seed {seed}) trained on "
                   f"{trained.get('dialogues', '?')} dialogues to {folder}", markup=False)
 
     @app.command("cv")
     def cv_cmd(
         data: list[Path] = typer.Argument(..., help="Annotated corpus/corpora (STC-3, DBDC, WOCHAT, "
-                                          "ConTurE...). With several files, each fold's model trains on all "
+                                          "ConTurE, DSTC9...). With several files, each fold's model trains on all "
                                           "of them and each is scored apart."),
         folds: int = typer.Option(5, "--folds", help="Number of folds (fold = sha256 of the dialogue id mod k)."),
         kinds: list[Kind] = typer.Option(["neural"], "--model", help="Model kind (repeat to compare several)."),  # type: ignore[valid-type]

@@ -165,7 +165,7 @@ def read_turn_run(source: object, gold: dict[str, Distributions]) -> TurnRun:
                                     file=file, dialogue=did, field=where)
             r = index[name].get((did, pos))
             if r is None:
-                extra_i.append(f"{did}:{pos}:{name}")
+                extra_i.append(f"{did}:{name}" if pos is None else f"{did}:{pos}:{name}")
                 continue
             vals[name].append(read_distribution(dist, g.scale.levels, did, where, file))
             rows[name].append(r)

@@ -214,7 +214,7 @@ def run_records(corpus: Corpus, est: Estimator, subtasks: tuple[str, ...] = SUBT
                 progress: bool | None = None, check_training: bool = True) -> list[dict]:
     """A fitted model's predictions on ``corpus`` as the records of a run that :func:`dialeval.evaluate`
     scores against the corpus's gold: STC-3 records of ``subtasks`` for a model of STC-3 on STC-3 dialogues,
-    the per-item layout of the corpus's turn-level scales otherwise (:mod:`dialeval.models.transfer`)."""
+    the per-item layout of the corpus's other scales otherwise (:mod:`dialeval.models.transfer`)."""
     saved = est.progress
     if progress is not None:
         est.progress = progress

@@ -84,18 +84,20 @@ class Estimator(ABC):
 
     @property
     def scales(self) -> dict[str, TurnScale]:
-        """The learnt scales outside the STC-3 subtasks (turn-level scales of DBDC, WOCHAT...): their
-        predictions take the per-turn layout; empty for an STC-3 model."""
+        """The learnt scales outside the STC-3 subtasks (turn-level scales of DBDC, WOCHAT..., dialogue-level
+        ratings of DSTC9): their predictions take the per-item layout; empty for an STC-3 model."""
         return {n: s for n, s in self.learnt.items() if s.subtask is None}
 
     @property
     def context(self) -> str:
-        """What the model reads to predict an item: ``dialogue`` (the whole dialogue) or ``past`` (the turns
-        up to the item), as the tasks of its scales declare (:attr:`dialeval.tasks.Task.context`)."""
-        contexts = {s.context for s in self.learnt.values()}
+        """What the model reads to predict a turn-level item: ``dialogue`` (the whole dialogue) or ``past``
+        (the turns up to the item), as the tasks of its turn-level scales declare
+        (:attr:`dialeval.tasks.Task.context`). A dialogue-level scale is judged on the whole dialogue whatever
+        this says."""
+        contexts = {s.context for s in self.learnt.values() if s.level != "dialogue"}
         if len(contexts) > 1:
-            raise DialevalError(f"model kind {self.kind!r} cannot learn scales read in the whole dialogue and "
-                                "scales read in the turns so far together (" + ", ".join(self.learnt) + ")")
+            raise DialevalError(f"model kind {self.kind!r} cannot learn turn scales read in the whole dialogue "
+                                "and turn scales read in the turns so far together (" + ", ".join(self.learnt) + ")")
         return contexts.pop() if contexts else "dialogue"
 
     def _layout_subtasks(self) -> bool:
@@ -107,14 +109,14 @@ class Estimator(ABC):
         """Fit on an annotated corpus: the scales of its tasks (:func:`~dialeval.models.turndata.scales_to_learn`).
 
         An STC-3 corpus: the model's subtasks, every dialogue labelled for them. Any other corpus: every
-        turn-level scale that labels some turn (its distribution per labelled turn), see
+        scale that labels some turn or dialogue (its distribution per labelled item), see
         :mod:`dialeval.models.turndata`.
         """
         scales = scales_to_learn(check_corpus(corpus), self.subtasks)
         if not scales:
             have = ", ".join(f"{s.name} ({s.level})" for s in corpus.scales.values()) or "none"
-            raise DialevalError(f"the corpus labels no turn on a turn-level scale, so there is nothing to learn "
-                                f"(its scales: {have})", file=corpus.source)
+            raise DialevalError(f"the corpus labels no turn or dialogue on any scale, so there is nothing to "
+                                f"learn (its scales: {have})", file=corpus.source)
         self.learnt = scales  # set first: a kind's _fit reads the scales' kinds, levels and context
         self.not_asked = {n: s for n, s in scales_to_learn(corpus, SUBTASKS).items() if n not in scales}
         _ = self.context  # one context, or an error

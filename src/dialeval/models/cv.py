@@ -30,7 +30,7 @@ from dialeval import progress as _progress
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.models.data import check_corpus, check_subtasks, has_subtasks
-from dialeval.models.turndata import turn_scales_of
+from dialeval.models.turndata import labelled_scales_of
 from dialeval.scoring import PreparedGold, load_gold, score
 
 LEVEL = 0.95
@@ -209,8 +209,8 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
         if missing:
             raise DialevalError(f"the corpus has no {' or '.join(missing)} annotations to cross-validate on",
                                 file=corpus.source)
-        if not stc3 and not turn_scales_of(corpus):
-            raise DialevalError("the corpus labels no turn on a turn-level scale; nothing to cross-validate",
+        if not stc3 and not labelled_scales_of(corpus):
+            raise DialevalError("the corpus labels no turn or dialogue on any scale; nothing to cross-validate",
                                 file=corpus.source)
         sub = None
         if out_dir is not None:

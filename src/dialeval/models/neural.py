@@ -1,9 +1,10 @@
 """The default model: a hierarchical network over frozen sentence embeddings, an ensemble of a few seeds.
 
 Two networks, chosen by what the tasks of the model's scales let it read (:attr:`dialeval.tasks.Task.context`).
-A task judged on the whole dialogue (STC-3's DQ and ND) gets the bidirectional network below; a task judged
-on the turns so far (DBDC's breakdown, WOCHAT, ConTurE) gets a causal one (a forward GRU, one head per scale,
-see :func:`_build_turn_net`).
+A task judged on the whole dialogue (STC-3's DQ and ND, a rating of the whole dialogue such as DSTC9's) gets
+the bidirectional network below; a task judged on the turns so far (DBDC's breakdown, WOCHAT, ConTurE) gets a
+causal one (a forward GRU, one head per scale, see :func:`_build_turn_net`). A corpus with both (ConTurE's turn
+impressions and its dialogues' DSTC9 ratings) gets both, the dialogue-level scales in the bidirectional one.
 
 Architecture of the whole-dialogue network (one member; the ensemble averages the members' probabilities):
 
@@ -16,7 +17,9 @@ Architecture of the whole-dialogue network (one member; the ensemble averages th
 3. a head per turn-level scale (nuggets: ``Linear(2h → 4)`` for customer turns and ``Linear(2h → 3)`` for
    helpdesk turns), on the turn's GRU state concatenated with its input projection;
 4. the pooled heads of the dialogue-level scales (quality): the mean, max and last turn of the GRU states →
-   ``Linear → GELU`` → ``Linear(→ L)`` for each scale (A, S, E: L = 5).
+   ``Linear → GELU`` → ``Linear(→ L)`` for each scale (A, S, E: L = 5). Scales with fewer levels than the
+   largest (DSTC9: 2, 3 and 5) get probability 0 past their own levels (:func:`_bins_mask`); a dialogue
+   unrated on a scale is left out of that scale's loss.
 
 Training (PyTorch, CPU): AdamW on soft labels — the annotators' distributions are the targets. Nugget
 loss: cross-entropy ``-sum_i q(i) log p(i)``; quality loss: cross-entropy plus ``ordinal_weight ×
@@ -131,10 +134,11 @@ def _gru_numpy(x: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray, b_ih: np.ndarr
 
 
 def forward_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray, heads: list[str],
-                  pooled: int) -> dict[str, np.ndarray]:
+                  pooled: int, widths: list[int] | None = None) -> dict[str, np.ndarray]:
     """One member of the whole-dialogue network in numpy: ``{head: (n, T, L)}`` for the turn heads named
     ``heads`` (the names of their weights) and, with ``pooled`` dialogue-level scales, ``"pooled"``
-    (n, pooled, L)."""
+    (n, pooled, L); ``widths``: the number of levels of each pooled scale when they differ (a scale's bins
+    past its own number get probability 0)."""
     lengths = mask.sum(axis=1)
     T = X.shape[1]
     proj = np.zeros((*X.shape[:2], w["proj.weight"].shape[0]), dtype=X.dtype)
@@ -150,8 +154,21 @@ def forward_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray, hea
     if pooled:
         hid = _gelu(_pool_numpy(ctx, mask, lengths) @ w["qual_hidden.weight"].T + w["qual_hidden.bias"])
         logits = hid @ w["qual_out.weight"].T + w["qual_out.bias"]
-        out["pooled"] = _softmax(logits.reshape(len(X), pooled, logits.shape[1] // pooled))
+        out["pooled"] = _softmax(logits.reshape(len(X), pooled, logits.shape[1] // pooled)
+                                 + _bins_mask(widths, logits.shape[1] // pooled))
     return out
+
+
+_MASKED = -1e4
+"""Added to the logit of a bin past a pooled scale's number of levels: its probability is 0 (exp underflows)."""
+
+
+def _bins_mask(widths: list[int] | None, L: int) -> np.ndarray | float:
+    """``(k, L)``: 0 on each pooled scale's own bins, :data:`_MASKED` past them; 0 when ``widths`` is None (the
+    scales have the same number of levels)."""
+    if not widths:
+        return 0.0
+    return np.where(np.arange(L)[None, :] < np.asarray(widths)[:, None], 0.0, _MASKED)
 
 
 def _pool_numpy(ctx: np.ndarray, mask: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -175,13 +192,15 @@ def _contextualise(net, X, mask, lengths):
 
 
 def _build_net(d_in: int, hidden: int, dropout: float, widths: tuple[int, ...] = (_N_CUST, _N_HELP),
-               pooled: tuple[int, int] = (3, _N_LEVELS)):
+               pooled: tuple[int, int] = (3, _N_LEVELS), pooled_widths: list[int] | None = None):
     """The whole-dialogue network: a head of each of ``widths`` levels per turn-level scale, and the pooled
-    heads of ``pooled = (scales, levels)`` dialogue-level scales (none when 0). Defaults: STC-3's."""
+    heads of ``pooled = (scales, levels)`` dialogue-level scales (none when 0), ``pooled_widths`` their numbers
+    of levels when they differ (``levels`` is the largest; :func:`_bins_mask`). Defaults: STC-3's."""
     import torch
     from torch import nn
 
     k, L = pooled
+    bins = torch.from_numpy(np.asarray(_bins_mask(pooled_widths, L), dtype=np.float32)) if pooled_widths else None
 
     class Net(nn.Module):
         def __init__(self) -> None:
@@ -207,6 +226,8 @@ def _build_net(d_in: int, hidden: int, dropout: float, widths: tuple[int, ...] =
                 pooled = self.drop(torch.cat([mean, mx, last], dim=-1))
                 hid = self.drop(nn.functional.gelu(self.qual_hidden(pooled)))
                 q = self.qual_out(hid).view(len(X), k, L)
+                if bins is not None:
+                    q = q + bins
             return (q, *[h(turn) for h in self.heads])
 
     return Net()
@@ -260,6 +281,9 @@ class Neural(Estimator):
         """Turn-level scales: the senders of the training corpus (the one-hot sender features)."""
         self.stacked = None
         """Turn-level scales with ``stack_linear`` > 0: the linear model averaged in."""
+        self.dialogue_members: list[dict[str, np.ndarray]] = []
+        """With turn-level scales read in the turns so far: the whole-dialogue network of the dialogue-level
+        scales (empty when there are none)."""
         self.utterances = "none"
         """The turn vector's utterance part the network was trained with (``params["utterances"]`` for
         STC-3 heads; "none" for turn-level scales and for models saved before the option existed)."""
@@ -278,14 +302,32 @@ class Neural(Estimator):
 
     # -- Estimator --------------------------------------------------------------------------------
     def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
-        """The whole-dialogue network, or the causal one when the tasks let a model read the turns so far only."""
-        if self.context == "past":
-            self._fit_past(table, y)
-        else:
-            self._fit_whole(table, y)
+        """The whole-dialogue network; or, when the tasks of the turn-level scales let a model read the turns so
+        far only, the causal one for those, and a whole-dialogue network for the dialogue-level scales, if any
+        (ConTurE rates turns as they come and whole dialogues)."""
+        p = self.params
+        self.dialogue_members = []
+        if self.context != "past":
+            if p["stack_linear"] > 0:  # never silently ignored: the whole-dialogue network has no stacked model
+                raise DialevalError(f"neural: stack_linear = {p['stack_linear']!r} applies to turn-level scales "
+                                    "read in the turns so far (DBDC, WOCHAT, ConTurE) only; here leave it at 0")
+            self.utterances = p["utterances"]
+            scales = {**self.learnt, **{n: s for n, s in self.not_asked.items() if s.context == "dialogue"}}
+            self.members = self._fit_whole(table, y, scales)
+            return
+        self.utterances = "none"  # turn-level scales: the turn's embedding (their corpora's turns are one text)
+        dlg = {n: s for n, s in self.learnt.items() if s.level == "dialogue"}
+        self.members = self._fit_past(table, {n: v for n, v in y.items() if n not in dlg})
+        if dlg:
+            self.dialogue_members = self._fit_whole(table, {n: y[n] for n in dlg}, dlg)
 
     def _predict(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return self._predict_past(table, rows) if self.context == "past" else self._predict_whole(table, rows)
+        if self.context != "past":
+            return self._predict_whole(table, rows, self.members)
+        dlg = {n: r for n, r in rows.items() if self.learnt[n].level == "dialogue"}
+        turn = {n: r for n, r in rows.items() if n not in dlg}
+        out = self._predict_past(table, turn) if turn else {}
+        return out | (self._predict_whole(table, dlg, self.dialogue_members) if dlg else {})
 
     @staticmethod
     def _split(names, scales: dict) -> tuple[list[str], list[str]]:
@@ -294,60 +336,64 @@ class Neural(Estimator):
         return dlg, [n for n in names if n not in dlg]
 
     # -- the whole-dialogue network ----------------------------------------------------------------
-    def _fit_whole(self, table: TurnTable, y: ScaleArrays) -> None:
+    def _fit_whole(self, table: TurnTable, y: ScaleArrays, scales: dict) -> list[dict[str, np.ndarray]]:
+        """The members of a whole-dialogue network with a head for each of ``scales`` (TurnScale by name), those
+        in ``y`` trained."""
         p = self.params
-        if p["stack_linear"] > 0:  # never silently ignored: the STC-3 heads have no stacked model
-            raise DialevalError(f"neural: stack_linear = {p['stack_linear']!r} applies to turn-level scales "
-                                "(DBDC, WOCHAT, ConTurE) only; for STC-3 DQ/ND leave it at 0")
-        scales = {**self.learnt, **{n: s for n, s in self.not_asked.items() if s.context == "dialogue"}}
         dlg, turn = self._split(list(scales), scales)
-        widths = sorted({len(scales[d].levels) for d in dlg})
-        if len(widths) > 1:
-            raise DialevalError("neural: the dialogue-level scales " + ", ".join(dlg) + " have different numbers "
-                                "of levels; the pooled heads need one number")
-        self.utterances = p["utterances"]
+        widths = [len(scales[d].levels) for d in dlg]
         X, mask = _padded(table, self._features(table, fit=True))
         n = len(X)
         data = {"X": X, "mask": mask, "len": mask.sum(1).astype(np.int64)}
         trained = [d for d in dlg if d in y]
         if trained:
-            data["Yq"] = np.stack([y[d][1] for d in trained], axis=1).astype(np.float32)
+            data["Yq"] = np.zeros((n, len(trained), max(widths)), dtype=np.float32)
+            labelled = np.zeros((n, len(trained)), dtype=bool)
+            for i, d in enumerate(trained):
+                rows, probs = y[d]
+                data["Yq"][rows, i, :probs.shape[1]] = probs
+                labelled[rows, i] = True
+            if not labelled.all():  # DSTC9: a dialogue may lack ratings on a dimension
+                data["mq"] = labelled
         data |= _turn_targets(table, mask.shape, y, [t for t in turn if t in y])
         # heads of scales not asked for are built (untrained): the same network, whichever subtasks are learnt
         spec = {"heads": [[name, _head_name(name), len(scales[name].levels), name in y] for name in turn],
-                "pooled": [len(dlg), widths[0] if widths else 0, bool(trained)]}
+                "pooled": [len(dlg), max(widths, default=0), bool(trained)],
+                "pooled_widths": widths if len(set(widths)) > 1 else None}
         seeds = [self.seed + m for m in range(p["ensemble"])]
         workers = min(len(seeds), default_threads())  # members train in parallel processes ($DIALEVAL_THREADS)
         with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, {n} dialogues, "
                            f"{workers} process(es))", len(seeds) * p["epochs"], progress=self.progress) as bar:
             if workers == 1:
-                self.members = [train_member(data, p, s, spec, bar.advance) for s in seeds]
-            else:
-                self.members = _train_in_processes(data, p, seeds, spec, workers, bar.advance)
+                return [train_member(data, p, s, spec, bar.advance) for s in seeds]
+            return _train_in_processes(data, p, seeds, spec, workers, bar.advance)
 
-    def _predict_whole(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def _predict_whole(self, table: TurnTable, rows: dict[str, np.ndarray], members: list[dict[str, np.ndarray]]
+                       ) -> dict[str, np.ndarray]:
         dlg, turn = self._split(list(rows), self.learnt)
+        widths = [len(self.learnt[d].levels) for d in dlg]
         heads = [_head_name(n) for n in turn]
         X, mask = _padded(table, self._features(table))
         X = X.astype(np.float64)  # float64 forward: BLAS rounding no longer shows in the probabilities
         acc: dict[str, np.ndarray] = {}
         order = np.argsort(table.n_turns, kind="stable")  # batches of similar length
-        for w in self.members:
+        for w in members:
             out = {h: np.zeros((*mask.shape, len(self.learnt[n].levels))) for h, n in zip(heads, turn, strict=True)}
             if dlg:
-                out["pooled"] = np.zeros((len(X), len(dlg), len(self.learnt[dlg[0]].levels)))
+                out["pooled"] = np.zeros((len(X), len(dlg), max(widths)))
             for s in range(0, len(order), 128):  # chunks of similar lengths: little padding
                 chunk = order[s:s + 128]
                 T = int(table.n_turns[chunk].max())
-                o = forward_numpy(w, X[chunk, :T], mask[chunk, :T], heads, len(dlg))
+                o = forward_numpy(w, X[chunk, :T], mask[chunk, :T], heads, len(dlg),
+                                  widths if len(set(widths)) > 1 else None)
                 for k, v in o.items():
                     if k == "pooled":
                         out[k][chunk] = v
                     else:
                         out[k][chunk, :T] = v
             for k, v in out.items():
-                acc[k] = acc.get(k, 0) + v / len(self.members)
-        pred = {d: normalise_rows(acc["pooled"][:, i]) for i, d in enumerate(dlg)}
+                acc[k] = acc.get(k, 0) + v / len(members)
+        pred = {d: normalise_rows(acc["pooled"][:, i, :widths[i]]) for i, d in enumerate(dlg)}
         for h, n in zip(heads, turn, strict=True):
             r = rows[n]
             pred[n] = normalise_rows(acc[h][table.dialogue[r], table.position[r]])
@@ -362,9 +408,9 @@ class Neural(Estimator):
         return np.concatenate([base, sender_onehot(table, self.senders),
                                context_similarities(table, base[:, :encoders.DIM])], axis=1)
 
-    def _fit_past(self, table: TurnTable, y: ScaleArrays) -> None:
+    def _fit_past(self, table: TurnTable, y: ScaleArrays) -> list[dict[str, np.ndarray]]:
+        """The members of the causal network (and the stacked linear model, with ``stack_linear``)."""
         p = self.params
-        self.utterances = "none"  # turn-level scales: the turn's embedding (their corpora's turns are one text)
         X, mask = _padded(table, self._turn_features(table, fit=True))
         data = {"X": X, "mask": mask, "len": mask.sum(1).astype(np.int64),
                 **_turn_targets(table, mask.shape, y, list(y))}
@@ -372,14 +418,15 @@ class Neural(Estimator):
         seeds = [self.seed + m for m in range(p["ensemble"])]
         with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, "
                            f"{table.n_dialogues} dialogues)", len(seeds) * p["epochs"], progress=self.progress) as bar:
-            self.members = [train_turn_member(data, p, s, heads, bar.advance) for s in seeds]
+            members = [train_turn_member(data, p, s, heads, bar.advance) for s in seeds]
         self.stacked = None
         if p["stack_linear"] > 0:
             from dialeval.models.linear import Linear
 
             self.stacked = Linear(seed=self.seed, progress=False, C=p["stack_linear_C"])
-            self.stacked.learnt = self.learnt
+            self.stacked.learnt = {n: self.learnt[n] for n in y}
             self.stacked._fit(table, y)
+        return members
 
     def _predict_past(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         feats = self._turn_features(table)
@@ -403,10 +450,13 @@ class Neural(Estimator):
     # -- state ------------------------------------------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
         arrays = {"feat_mean": self.feat_mean, "feat_std": self.feat_std}
-        for i, w in enumerate(self.members):
-            arrays.update({f"m{i}/{k}": v.astype(np.float16) for k, v in w.items()})
+        for pre, members in (("m", self.members), ("d", self.dialogue_members)):
+            for i, w in enumerate(members):
+                arrays.update({f"{pre}{i}/{k}": v.astype(np.float16) for k, v in w.items()})
         config = {"members": len(self.members), "encoder": encoders.ENCODER, "features": list(POSITION_FEATURES),
                   "utterances": self.utterances}
+        if self.dialogue_members:
+            config["dialogue_members"] = len(self.dialogue_members)
         if self.scales:
             config["senders"] = list(self.senders)
         if self.stacked is not None:
@@ -431,11 +481,14 @@ class Neural(Estimator):
             self.stacked.learnt = self.learnt
             self.stacked._set_state(config["stacked_linear"], {k[len("linear/"):]: v for k, v in arrays.items()
                                                                if k.startswith("linear/")})
-        self.members = []
         arrays = {k: v for k, v in arrays.items() if not k.startswith("linear/")}
-        for i in range(int(config["members"])):
-            pre = f"m{i}/"
-            self.members.append({k[len(pre):]: v.astype(np.float64) for k, v in arrays.items() if k.startswith(pre)})
+
+        def members(pre: str, count: int) -> list[dict[str, np.ndarray]]:
+            return [{k[len(f"{pre}{i}/"):]: v.astype(np.float64) for k, v in arrays.items()
+                     if k.startswith(f"{pre}{i}/")} for i in range(count)]
+
+        self.members = members("m", int(config["members"]))
+        self.dialogue_members = members("d", int(config.get("dialogue_members", 0)))
 
 
 def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
@@ -458,13 +511,14 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
     torch.manual_seed(seed)
     gen = np.random.default_rng(seed)
     heads, (k, L, pooled_trained) = spec["heads"], spec["pooled"]
-    net = _build_net(t["X"].shape[2], p["hidden"], p["dropout"], tuple(h[2] for h in heads), (k, L))
+    net = _build_net(t["X"].shape[2], p["hidden"], p["dropout"], tuple(h[2] for h in heads), (k, L),
+                     spec.get("pooled_widths"))
 
     def batch_loss(idx, T: int, lens):
         q, *turns = net(t["X"][idx, :T], t["mask"][idx, :T], lens)
         loss = torch.zeros(())
         if pooled_trained:
-            loss = loss + _quality_loss(q, t["Yq"][idx], p["ordinal_weight"])
+            loss = loss + _quality_loss(q, t["Yq"][idx], p["ordinal_weight"], t["mq"][idx] if "mq" in t else None)
         for (name, _, _, trained), logits in zip(heads, turns, strict=True):
             if trained:
                 loss = loss + _soft_ce(logits, t[f"Y/{name}"][idx, :T], t[f"m/{name}"][idx, :T])
@@ -685,13 +739,18 @@ def _soft_ce(logits, target, mask):
     return (per * m).sum() / m.sum().clamp(min=1)
 
 
-def _quality_loss(logits, target, ordinal_weight: float):
+def _quality_loss(logits, target, ordinal_weight: float, mask=None):
+    """Cross-entropy plus ``ordinal_weight`` x the squared distance of the cumulative distributions, the mean
+    over the (dialogue, scale) pairs, or over those where ``mask`` (n, k) is true."""
     import torch
 
     logp = torch.log_softmax(logits, dim=-1)
-    ce = -(target * logp).sum(-1).mean()
-    cdf = torch.cumsum(logp.exp(), -1) - torch.cumsum(target, -1)
-    return ce + ordinal_weight * (cdf ** 2).sum(-1).mean()
+    ce = -(target * logp).sum(-1)
+    cdf = ((torch.cumsum(logp.exp(), -1) - torch.cumsum(target, -1)) ** 2).sum(-1)
+    if mask is None:
+        return ce.mean() + ordinal_weight * cdf.mean()
+    m = mask.to(ce.dtype)
+    return ((ce * m).sum() + ordinal_weight * (cdf * m).sum()) / m.sum().clamp(min=1)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,18 @@
-"""Predicting the turn-level scales of a corpus with a model of turn-level scales, and turn scores.
+"""Predicting the scales of a corpus with a model of other corpora's scales, and turn scores.
 
 A model knows the scales it was trained on (:attr:`Estimator.scales <dialeval.models.base.Estimator.scales>`).
 On a corpus it predicts:
 
-- each of the corpus's turn-level scales the model knows (e.g. DBDC's ``breakdown``);
+- each of the corpus's scales the model knows, at the same level with the same levels (DBDC's ``breakdown``,
+  DSTC9's ``likeable``...);
 - each other turn-level scale of a task *compatible* with one the model knows (:func:`dialeval.tasks.transfer_map`:
   WOCHAT's ``validity``, ConTurE's ``overall impression``), its levels mapped from good to bad;
-- the model's own scales when the corpus declares no turn-level scale (e.g. DSTC9, or unlabelled dialogues).
+- the model's own scales when the corpus has none of those and no turn-level scale (e.g. a DBDC model on DSTC9,
+  or unlabelled dialogues).
 
-A corpus whose turn-level scales are all unknown and incompatible is an error naming them. The *turn score*
-(:func:`turn_scores`) is the expected value of the distribution on the task's 0 .. L-1 scale (worst .. best),
-ConTurE's 0/1/2 for a three-level scale.
+A corpus whose turn-level scales are all unknown and incompatible, and that has no scale the model knows, is an
+error naming them. The *turn score* (:func:`turn_scores`) is the expected value of the distribution on the
+task's 0 .. L-1 scale (worst .. best), ConTurE's 0/1/2 for a three-level scale.
 """
 
 from __future__ import annotations
@@ -32,42 +34,46 @@ def _known(est: Estimator) -> str:
 
 
 def plan(corpus: Corpus, est: Estimator) -> dict[str, tuple[str, dict[str, str] | None]]:
-    """``{corpus scale: (model scale, level map or None)}``: what the model predicts on ``corpus``.
+    """``{corpus scale: (model scale, level map or None)}``: what the model predicts on ``corpus`` (see the
+    module).
 
     Raises
     ------
     DialevalError
-        When the corpus has turn-level scales and the model knows none of them, nor a compatible one.
+        When the corpus has turn-level scales and the model knows none of them nor a compatible one, and no
+        other scale of the corpus.
     """
+    out: dict[str, tuple[str, dict[str, str] | None]] = {}
+    for s in corpus.scales.values():
+        own = est.scales.get(s.name)
+        if own is not None and own.levels == s.levels and own.level == s.level:
+            out[s.name] = (s.name, None)
+            continue
+        for n in (n for n, m in est.scales.items() if s.level == m.level == "turn"):
+            mapping = transfer_map(n, s.name, s.levels)
+            if mapping is not None:
+                out[s.name] = (n, mapping)
+                break
+    if out:
+        return out
     wanted = [s for s in corpus.scales.values() if s.level == "turn"]
     if not wanted:
         if not est.scales:
             raise DialevalError(f"this {est.kind} model predicts {_known(est)}, and the corpus has no such scale "
                                 "(it is not an STC-3 corpus)", file=corpus.source)
         return {n: (n, None) for n in est.scales}
-    out: dict[str, tuple[str, dict[str, str] | None]] = {}
-    for s in wanted:
-        if s.name in est.scales and est.scales[s.name].levels == s.levels:
-            out[s.name] = (s.name, None)
-            continue
-        for n in est.scales:
-            m = transfer_map(n, s.name, s.levels)
-            if m is not None:
-                out[s.name] = (n, m)
-                break
-    if not out:
-        names = ", ".join(f"{s.name!r} ({', '.join(s.levels)})" for s in wanted)
-        raise DialevalError(f"the corpus's turn-level scale(s) {names}: this {est.kind} model knows none of them "
-                            f"nor a compatible one; it predicts {_known(est)}", file=corpus.source)
-    return out
+    names = ", ".join(f"{s.name!r} ({', '.join(s.levels)})" for s in wanted)
+    raise DialevalError(f"the corpus's turn-level scale(s) {names}: this {est.kind} model knows none of them "
+                        f"nor a compatible one; it predicts {_known(est)}", file=corpus.source)
 
 
 def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = None, *,
                         check_training: bool = True) -> list[dict]:
-    """The model's distributions on the corpus's turn-level scales (see the module), as a turn-layout run.
+    """The model's distributions on the corpus's scales (see the module), as a per-item run.
 
-    Every dialogue of ``corpus`` is in the run, in order; each predicted turn has the distribution of each
-    scale and its hard label (``"labels"``: the most probable level).
+    Every dialogue of ``corpus`` is in the run, in order, with the distribution of each dialogue-level scale;
+    each predicted turn has the distribution of each turn-level scale and its hard label (``"labels"``: the
+    most probable level).
     """
     if not est.scales:
         plan(corpus, est)  # an STC-3 model on another corpus: the error naming the scales

@@ -6,8 +6,10 @@ What a model learns comes from the corpus model (:class:`~dialeval.corpus.Scale`
 - the scales of every declared task with a ``subtask`` (STC-3's ``quality``, ``nugget``) the model is asked
   for: every item of the task's level labelled (each dialogue for a dialogue-level scale, each utterance
   block of the scale's sender for a ``block`` task);
-- every other turn-level scale that labels some turn (DBDC's breakdown, WOCHAT's validity, ConTurE's overall
-  impression...): the labelled turns, learnt with the senders whose turns were labelled.
+- every other scale that labels some item: a turn-level scale (DBDC's breakdown, WOCHAT's validity, ConTurE's
+  overall impression...) on its labelled turns, learnt with the senders whose turns were labelled; a
+  dialogue-level scale (DSTC9's ratings: likeable, coherent, human (overall)...) on its labelled dialogues,
+  predicted for every dialogue.
 
 What a model knows of each scale is a :class:`TurnScale`: the levels, the kind, the level (``dialogue`` or
 ``turn``) and, for a turn-level scale, the senders and the earliest position it predicts on new dialogues.
@@ -53,26 +55,33 @@ class TurnScale:
         return context_of(self.name, self.level)
 
     def to_json(self) -> dict:
-        return {"levels": list(self.levels), "kind": self.kind, "senders": list(self.senders), "first": self.first}
+        d = {"levels": list(self.levels), "kind": self.kind, "senders": list(self.senders), "first": self.first}
+        return d if self.level == "turn" else {**d, "level": self.level}  # turn: as saved before levels
 
     @classmethod
     def from_json(cls, name: str, d: dict) -> TurnScale:
-        return cls(name, tuple(d["levels"]), str(d["kind"]), tuple(d["senders"]), int(d.get("first", 0)))
+        return cls(name, tuple(d["levels"]), str(d["kind"]), tuple(d["senders"]), int(d.get("first", 0)),
+                   str(d.get("level", "turn")))
 
 
-def turn_scales_of(corpus: Corpus) -> dict[str, TurnScale]:
-    """The turn-level scales of ``corpus`` that label at least one turn, with the senders of labelled turns."""
+def labelled_scales_of(corpus: Corpus) -> dict[str, TurnScale]:
+    """The scales of ``corpus`` that label at least one item: the turn-level ones (with the senders of labelled
+    turns and the earliest labelled position), then the dialogue-level ones, each in the corpus's order."""
     senders: dict[str, dict[str, None]] = {}
     first: dict[str, int] = {}
+    rated: set[str] = set()
     for d in corpus.dialogues:
+        rated.update(name for name, labels in d.labels.items() if any(v is not None for v in labels))
         for pos, t in enumerate(d.turns):
             for name, labels in t.labels.items():
                 s = corpus.scales.get(name)
                 if s is not None and s.level == "turn" and any(v is not None for v in labels):
                     senders.setdefault(name, {})[t.sender] = None
                     first[name] = min(first.get(name, pos), pos)
-    return {name: TurnScale(name, corpus.scales[name].levels, corpus.scales[name].kind, tuple(sorted(who)),
-                            first[name]) for name, who in senders.items()}
+    out = {name: TurnScale(name, corpus.scales[name].levels, corpus.scales[name].kind, tuple(sorted(who)),
+                           first[name]) for name, who in senders.items()}
+    return out | {name: TurnScale(name, s.levels, s.kind, (), 0, "dialogue") for name, s in corpus.scales.items()
+                  if s.level == "dialogue" and name in rated}
 
 
 def subtask_scales(tasks: tuple[Task, ...], scales: dict, subtasks: tuple[str, ...]) -> dict[str, TurnScale]:
@@ -97,7 +106,7 @@ def scales_to_learn(corpus: Corpus, subtasks: tuple[str, ...]) -> dict[str, Turn
     out = subtask_scales(tasks, corpus.scales, subtasks)
     if any(t.subtask is not None for t in tasks):
         return out
-    return out | turn_scales_of(corpus)
+    return out | labelled_scales_of(corpus)
 
 
 def learnt_scales(subtasks: tuple[str, ...], turn_scales: dict[str, TurnScale]) -> dict[str, TurnScale]:
@@ -135,7 +144,7 @@ def block_targets(corpus: Corpus, table: TurnTable, d, rows: np.ndarray, sender:
 
 def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]) -> ScaleArrays:
     """The annotators' distribution of every item of each scale (the training targets): every dialogue (and
-    every turn of the sender) of a subtask's scale, the labelled turns of another turn-level scale.
+    every turn of the sender) of a subtask's scale, the labelled turns (or dialogues) of another scale.
 
     Raises
     ------
@@ -154,8 +163,11 @@ def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]
             rows = rows_for(table, s)
             out[name] = (rows, block_targets(corpus, table, d, rows, s.senders[0], s.subtask))
         elif d is None or not len(d):
-            raise DialevalError(f"no turn is labelled on scale {name!r}; training needs labelled turns",
-                                file=corpus.source)
+            raise DialevalError(f"no {'dialogue' if s.level == 'dialogue' else 'turn'} is labelled on scale "
+                                f"{name!r}; training needs labelled items", file=corpus.source)
+        elif s.level == "dialogue":
+            row_of = {i: r for r, i in enumerate(table.ids)}
+            out[name] = (np.array([row_of[i] for i in d.ids], dtype=np.int64), d.probs.astype(np.float64))
         else:
             out[name] = (flat_rows(table, d.item_keys()), d.probs.astype(np.float64))
     return out
@@ -178,15 +190,20 @@ def rows_for(table: TurnTable, scale: TurnScale) -> np.ndarray:
 
 def turn_records(table: TurnTable, turns: TurnArrays, scales: dict[str, TurnScale], digits: int = 6
                  ) -> list[dict]:
-    """Predictions as a run in dialeval's turn layout (:mod:`dialeval.io.turnruns`), hard label = argmax.
+    """Predictions as a run in dialeval's per-item layout (:mod:`dialeval.io.turnruns`), hard label = argmax.
 
-    ``[{"id", "turns": [{"turn": t, <scale>: {level: p}, "labels": {<scale>: level}}]}]``, every dialogue
-    of the table (in order), each turn once with all its scales.
+    ``[{"id", <dialogue scale>: {level: p}, "turns": [{"turn": t, <scale>: {level: p}, "labels": {<scale>:
+    level}}]}]``, every dialogue of the table (in order), each turn once with all its scales; a dialogue-level
+    scale (rows: dialogues) beside ``id``.
     """
     records: list[dict] = [{"id": i, "turns": []} for i in table.ids]
     per_turn: dict[int, dict] = {}
     for name, (rows, probs) in turns.items():
         levels = scales[name].levels
+        if scales[name].level == "dialogue":
+            for r, p in zip(rows.tolist(), probs, strict=True):
+                records[r][name] = {lv: round(float(v), digits) for lv, v in zip(levels, p.tolist(), strict=True)}
+            continue
         for r, p in zip(rows.tolist(), probs, strict=True):
             entry = per_turn.get(r)
             if entry is None:
@@ -195,7 +212,7 @@ def turn_records(table: TurnTable, turns: TurnArrays, scales: dict[str, TurnScal
             entry[name] = {lv: round(float(v), digits) for lv, v in zip(levels, p.tolist(), strict=True)}
             entry["labels"][name] = levels[int(np.argmax(p))]
     for rec in records:
-        rec["turns"].sort(key=lambda e: e["turn"])
+        rec["turns"] = sorted(rec.pop("turns"), key=lambda e: e["turn"])  # last key: dialogue scales first
         for e in rec["turns"]:
             e["labels"] = e.pop("labels")  # last key: distributions first
     return records
