@@ -4,10 +4,10 @@ The "test set" is the first 390 annotated dialogues of ``train_data_cn.json`` (S
 runs are Dirichlet-random distributions over its dialogues (fixed seeds). Two figures:
 
 (a) Latency of validate + score + store of a 390-dialogue run (quality and nugget, ~330 KB), median of
-    ``--repeat`` submissions, on SQLite and on PostgreSQL: in process (``service.submissions.submit``:
-    JSON parsing, validation against the full test set, scoring on the full set and the public half,
-    quota check and insert in the locked transaction) and over HTTP (a ``dialeval serve`` subprocess,
-    multipart upload, the same work plus the web stack). Target: median <= 300 ms.
+    ``--repeat`` submissions, on SQLite and on PostgreSQL: in process
+    (``service.leaderboard.submissions.submit``: JSON parsing, validation against the full test set, scoring
+    on the full set and the public half, quota check and insert in the locked transaction) and over HTTP (a
+    ``dialeval serve`` subprocess, multipart upload, the same work plus the web stack). Target: median <= 300 ms.
 (b) ``--clients`` concurrent clients (threads with their own HTTP connection; ``--teams`` teams sharing
     them, each with a daily quota of ``--daily-limit``) submitting for ``--seconds`` against a
     ``dialeval serve`` subprocess on SQLite and on PostgreSQL; every 5th request reads the leaderboard.
@@ -45,8 +45,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "service"))
 from service_support import drop_schema, free_port, fresh_schema_url, make_run  # noqa: E402
 
-from dialeval.service import submissions, tasks, teams  # noqa: E402
-from dialeval.service.db import Database, Submission, SubmissionFile, Team  # noqa: E402
+from dialeval.service import teams  # noqa: E402
+from dialeval.service.db import Database, Team  # noqa: E402
+from dialeval.service.leaderboard import submissions, tasks  # noqa: E402
+from dialeval.service.leaderboard.tables import Submission, SubmissionFile  # noqa: E402
 
 DEFAULT_DATA = HERE.parents[1] / "shared" / "data" / "stc3" / "train_data_cn.json"
 PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"

@@ -1,7 +1,7 @@
 """Benchmark of a turn-level service task: DBDC3 English eval (200 dialogues, 2,000 labelled system turns).
 
-Figures (SQLite, in process, ``service.submissions.submit``: reading the upload, validation against the full
-test set, scoring on the full set and the public half, quota check and insert):
+Figures (SQLite, in process, ``service.leaderboard.submissions.submit``: reading the upload, validation against
+the full test set, scoring on the full set and the public half, quota check and insert):
 
 (a) creating the task from a ZIP of the eval folder (unpack, read 200 ``*.log.json``, gold distributions,
     split), once;
@@ -29,8 +29,9 @@ import numpy as np
 import dialeval
 from dialeval.distributions import gold_distributions
 from dialeval.io.turnruns import run_document, write_dbdc_labels
-from dialeval.service import submissions, tasks, teams
+from dialeval.service import teams
 from dialeval.service.db import Database
+from dialeval.service.leaderboard import submissions, tasks
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parents[1] / "shared" / "data" / "dbdc3" / "en" / "eval"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from service_support import Service, drop_schema, fresh_schema_url, pg_base
+from service_support import ARGS, CHROMIUM, Service, drop_schema, fresh_schema_url, need, pg_base
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -51,13 +51,11 @@ def service_any(db_url):
 @pytest.fixture
 def browser():
     """Headless Debian Chromium driven by Playwright (missing: skip, or fail when CI is set)."""
-    from test_browser import ARGS, CHROMIUM, _need
-
-    _need(str(CHROMIUM), CHROMIUM.exists())
+    need(str(CHROMIUM), CHROMIUM.exists())
     try:
         from playwright.sync_api import expect, sync_playwright
     except ImportError:
-        _need("the playwright package", False)
+        need("the playwright package", False)
     with sync_playwright() as pw:
         expect.set_options(timeout=15_000)
         b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)

@@ -12,6 +12,7 @@ import threading
 import time
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import orjson
@@ -21,10 +22,10 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
-from dialeval.service import tasks
 from dialeval.service.app import create_app
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
+from dialeval.service.leaderboard import tasks
 
 
 def make_gold(n: int = 20, seed: int = 0, annotators: int = 5, prefix: str = "d") -> list[dict]:
@@ -169,6 +170,20 @@ class LiveServer:
         self.server.should_exit = True
         self.thread.join(15)
 
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+"""The browser of the browser tests: Debian's Chromium, driven by Playwright."""
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def need(what: str, ok: bool) -> None:
+    """Skip a browser test when ``what`` is missing (``ok`` false), or fail when ``CI`` is set."""
+    if not ok:
+        if os.environ.get("CI"):
+            pytest.fail(f"{what} is missing (CI is set: the browser test must run)")
+        pytest.skip(f"{what} is missing")
 
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "

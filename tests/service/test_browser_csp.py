@@ -4,8 +4,7 @@ through the form, the API docs page, and a chat of a collection (join, one turn,
 
 from __future__ import annotations
 
-from service_support import RUN, LiveServer, Service, dumps
-from test_browser import ARGS, CHROMIUM, _need
+from service_support import ARGS, CHROMIUM, RUN, LiveServer, Service, dumps, need
 
 from dialeval.service import invitations
 from dialeval.service.app import create_app
@@ -33,11 +32,11 @@ def _violations(page) -> list[str]:
 
 
 def test_the_pages_work_under_the_csp(sqlite_url, tmp_path):
-    _need(str(CHROMIUM), CHROMIUM.exists())
+    need(str(CHROMIUM), CHROMIUM.exists())
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _need("the playwright package", False)
+        need("the playwright package", False)
     s = Service(sqlite_url)
     chats.create_collection(s.db, "c1", "builtin:echo", s.clock())  # a collection beside the task
     [code] = invitations.create_invitations(s.db, "collection", "c1", 1, s.clock())

@@ -4,7 +4,7 @@ Drives the upload (API and page), registration (API and page) and admin endpoint
 TestClient on SQLite with: runs mutated at any place by any JSON value (huge integers, 1e308, NaN and
 Infinity literals, lone surrogates, control and bidi characters, deep nesting), raw bytes, multipart
 bodies built by hand (raw bytes in file names and fields, NUL included, several ``file`` parts).
-The specific findings run on PostgreSQL too in test_attack.py.
+The specific findings run on PostgreSQL too in leaderboard/test_attack.py.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from service_support import GOLD, RUN, Service, dumps
 from dialeval.service import teams
 from dialeval.service.app import create_app
 from dialeval.service.config import Settings
-from dialeval.service.db import Task
+from dialeval.service.leaderboard.tables import Task
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                          HealthCheck.too_slow])

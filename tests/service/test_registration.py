@@ -1,19 +1,23 @@
-"""Issue 17, findings 6 and 7: look-alike team names are refused; registration modes open / invite / approve
-end to end (API, page, `dialeval admin`, `dialeval register`); the rate limit per address is kept in the
-database, so two app instances (worker processes) on one database share it."""
+"""Registration: the token shown once, only its hash stored. Issue 17, findings 6 and 7: look-alike team names
+are refused; registration modes open / invite / approve end to end (API, page, `dialeval admin`, `dialeval
+register`); the rate limit per address is kept in the database, so two app instances (worker processes) on one
+database share it."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
 from service_support import RUN, LiveServer, Service
+from sqlalchemy import select
 
 from dialeval.cli.main import run as cli
 from dialeval.service import ratelimit
 from dialeval.service.app import create_app
 from dialeval.service.config import Settings
+from dialeval.service.db import Team
 
 
 def in_mode(url: str, mode: str) -> Service:
@@ -30,6 +34,20 @@ def in_mode(url: str, mode: str) -> Service:
 def register(s: Service, name: str, **extra):
     s.clock.t += timedelta(hours=1)  # past the rate limit of the earlier attempts
     return s.client.post("/api/teams", json={"name": name, **extra})
+
+
+def test_register_token_shown_once_and_only_its_hash_stored(service):
+    r = service.client.post("/api/teams", json={"name": "alpha", "affiliation": "Lab"})
+    assert r.status_code == 201
+    token = r.json()["token"]
+    assert r.json()["team"] == "alpha" and len(token) > 40
+    with service.db.read() as s:
+        team = s.scalar(select(Team).where(Team.name == "alpha"))
+    assert team.token_hash == hashlib.sha256(token.encode()).hexdigest()
+    assert token not in str({c: getattr(team, c) for c in ("name", "affiliation", "token_hash")})
+    assert service.client.post("/api/teams", json={"name": "alpha"}).status_code == 409
+    assert service.client.post("/api/teams", json={"name": "  "}).status_code == 422
+    assert service.client.post("/api/teams", json={"name": "x" * 101}).status_code == 422
 
 
 # ---- 6. names -----------------------------------------------------------------------------------
@@ -204,7 +222,8 @@ def test_migration_0003_keeps_existing_teams_and_tasks(db_url):
     from sqlalchemy import create_engine, text
 
     from dialeval.service import migrate
-    from dialeval.service.db import Database, Task, Team
+    from dialeval.service.db import Database, Team
+    from dialeval.service.leaderboard.tables import Task
 
     eng = create_engine(db_url)
     migrate.upgrade(eng, "0002")

@@ -12,7 +12,7 @@ from dialeval.cli.serve import DB_HELP
 from dialeval.errors import DialevalError
 from dialeval.service.config import database_url, utcnow
 from dialeval.service.errors import ServiceError
-from dialeval.service.runs import SUBTASKS
+from dialeval.service.leaderboard.runs import SUBTASKS
 
 Subtask = choice_enum("Subtask", SUBTASKS)
 admin_app = typer.Typer(help="Organiser commands: create and close tasks, export runs, make tokens.",
@@ -65,7 +65,7 @@ def create_task_cmd(
     database_url_: str | None = DbOption,
 ) -> None:
     """Create a task from a gold file; prints the task as the API shows it."""
-    from dialeval.service import tasks
+    from dialeval.service.leaderboard import tasks
 
     if not gold.is_file():
         raise DialevalError("no such file", file=str(gold))
@@ -83,7 +83,7 @@ def create_task_cmd(
 @admin_app.command("close-task")
 def close_task_cmd(name: str = typer.Argument(...), database_url_: str | None = DbOption) -> None:
     """Close a task: score every run on 100% of the test set; the leaderboard shows final scores."""
-    from dialeval.service import tasks
+    from dialeval.service.leaderboard import tasks
 
     db = _db(database_url_)
     t = _service_call(tasks.close_task, db, name, utcnow())
@@ -98,7 +98,7 @@ def export_matrix_cmd(name: str = typer.Argument(...),
                                                    "an earlier export)."),
                       database_url_: str | None = DbOption) -> None:
     """Write runs.txt, topics.txt, one COLUMN.matrix per score column and each run's file under --out."""
-    from dialeval.service import export
+    from dialeval.service.leaderboard import export
 
     db = _db(database_url_)
     m = _service_call(export.export_matrix, db, name, out_dir, utcnow())
@@ -160,7 +160,7 @@ def list_teams_cmd(database_url_: str | None = DbOption) -> None:
 @admin_app.command("list-tasks")
 def list_tasks_cmd(database_url_: str | None = DbOption) -> None:
     """The tasks, as JSON."""
-    from dialeval.service import tasks
+    from dialeval.service.leaderboard import tasks
 
     out.print_json(data=[tasks.task_info(t) for t in tasks.list_tasks(_db(database_url_))])
 

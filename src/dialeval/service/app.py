@@ -1,7 +1,13 @@
-"""The FastAPI application: routes only (the work is done in the service's modules and the library).
+"""The FastAPI application: the app factory, the routes the capabilities share, and each capability's router.
 
-JSON API under ``/api`` (described at ``/docs`` and ``/openapi.json`` when ``Settings.docs`` is on) and
-server-rendered pages (``/``, ``/tasks/NAME``) with a form to register a team and one to upload a run.
+Shared here: team registration (``POST /api/teams`` and the home page's form), the organiser's team routes
+(``/api/admin/teams``, ``/api/admin/invitations``), the home page (``/``: the tasks and the registration form),
+the error answers, the upload limit and the security headers. The capabilities' routes come from their
+packages: :func:`~dialeval.service.leaderboard.routes.leaderboard_router` (JSON API of tasks, submissions and
+leaderboards; ``/tasks/NAME``), :func:`~dialeval.service.collection.routes.collection_router`,
+:func:`~dialeval.service.annotation.routes.annotation_router`.
+
+JSON API under ``/api`` (described at ``/docs`` and ``/openapi.json`` when ``Settings.docs`` is on).
 Every response carries the security headers of :mod:`.security`; pages link with relative paths
 (:mod:`.urls`); ``X-Forwarded-*`` is believed only from ``Settings.forwarded_allow_ips``.
 """
@@ -9,36 +15,32 @@ Every response carries the security headers of :mod:`.security`; pages link with
 from __future__ import annotations
 
 from importlib.resources import files
-from typing import Annotated
 
-from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
-from fastapi.concurrency import run_in_threadpool
+from fastapi import FastAPI, Form, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from dialeval import __version__
 from dialeval.errors import DialevalError, quote
-from dialeval.service import invitations, ratelimit, security, submissions, tasks, teams
-from dialeval.service import leaderboard as boards
+from dialeval.service import invitations, ratelimit, security, teams
 from dialeval.service.annotation.routes import annotation_router
 from dialeval.service.apidocs import OPENAPI_PATH, add_docs
-from dialeval.service.boundary import detail, one_file_part, validation_errors
+from dialeval.service.bearer import Token, token_of
+from dialeval.service.boundary import detail, validation_errors
 from dialeval.service.collection.routes import collection_router
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError
-from dialeval.service.runs import SUBTASKS
-from dialeval.service.scoring_pool import Scorer
-from dialeval.service.uploads import BodyLimit, clean_filename, read_upload
+from dialeval.service.leaderboard import tasks
+from dialeval.service.leaderboard.routes import leaderboard_router
+from dialeval.service.leaderboard.scoring_pool import Scorer
+from dialeval.service.uploads import BodyLimit
 from dialeval.service.urls import templates
 
 _HERE = files("dialeval.service")
-bearer = HTTPBearer(auto_error=False, description="A team's token (or an organiser token for /api/admin).")
-Token = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
 class TeamIn(BaseModel):
@@ -52,10 +54,6 @@ class TeamOut(BaseModel):
     team: str
     token: str = Field(description="The team's secret token: shown once, never stored in clear.")
     approved: bool = Field(True, description="False: the team submits once an organiser approves it.")
-
-
-def _token(cred: HTTPAuthorizationCredentials | None) -> str | None:
-    return cred.credentials if cred is not None else None
 
 
 def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:
@@ -112,102 +110,29 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         team, token = register_any(request, body.name, body.affiliation, body.invite)
         return TeamOut(team=team.name, token=token, approved=team.approved_at is not None)
 
-    @app.get("/api/me", tags=["teams"])
-    def me(cred: Token) -> dict:
-        """The token's team, its submissions and its remaining quota per task."""
-        return submissions.me(db, teams.authenticate(db, _token(cred)), clock())
-
-    @app.get("/api/tasks", tags=["tasks"])
-    def list_tasks() -> list[dict]:
-        """Every task: what it scores, score columns, sizes of the test set and of its public half, quotas."""
-        return [tasks.task_info(t) for t in tasks.list_tasks(db)]
-
-    @app.get("/api/tasks/{task}", tags=["tasks"])
-    def get_task(task: str) -> dict:
-        return tasks.task_info(tasks.get_task(db, task))
-
-    scorer = Scorer(db, settings.scoring_processes)
+    # The leaderboard's routes sit between team registration and the organiser's team routes, where they have
+    # always been: /openapi.json and /docs list the operations in the order of the routes.
+    scorer = Scorer(db, settings.scoring_processes)  # this worker's scoring processes
     app.state.scorer = scorer
-
-    async def score_and_store(team, task: str, file: UploadFile, on_leaderboard: bool) -> dict:
-        """Read, score (in a scoring process: no request waits for it) and store an upload.
-
-        At most ``scorer.slots`` uploads per worker are read and scored at once; the others wait here
-        holding no thread and no parsed run.
-        """
-        async with scorer.slot():
-            t = await run_in_threadpool(submissions.before_scoring, db, team, task, clock)
-            data = await run_in_threadpool(read_upload, file.file, settings.max_upload_bytes)
-            filename = clean_filename(file.filename, "run.json")
-            result = await scorer.score(t, data, filename)
-        return await run_in_threadpool(lambda: submissions.store(db, team, t, data, filename, result, clock,
-                                                                 on_leaderboard=on_leaderboard))
-
-    @app.post("/api/tasks/{task}/submissions", status_code=201, tags=["submissions"],
-              dependencies=[Depends(one_file_part)])
-    async def submit(task: str, cred: Token, file: UploadFile = File(..., description="The run file (JSON)."),
-                     leaderboard: bool = Form(True, description="false: keep this run off the leaderboard.")
-                     ) -> dict:
-        """Score a run: scores on the public half only before close; the quota left after it.
-
-        401 bad token, 403 team awaiting approval, 404 unknown task, 409 closed, 413 too large, 422 invalid
-        run (the scorer's message; it does not count), 429 quota spent (``Retry-After`` when the daily quota
-        renews), 503 the scoring process failed (it does not count).
-        """
-        team = await run_in_threadpool(teams.authenticate, db, _token(cred))
-        return await score_and_store(team, task, file, leaderboard)
-
-    @app.post("/api/tasks/{task}/submissions/{submission_id}/choose", tags=["submissions"])
-    def choose(task: str, submission_id: int, cred: Token) -> dict:
-        """Pick the run that represents the team in the final ranking (default: its latest run)."""
-        return submissions.choose(db, teams.authenticate(db, _token(cred)), task, submission_id)
-
-    @app.get("/api/tasks/{task}/leaderboard", tags=["tasks"])
-    def leaderboard(task: str, by: str | None = Query(None, description="Sort column, e.g. quality.nmd.A."),
-                    per: str = Query("team", description="'team' (best run of each) or 'run'.")) -> Response:
-        """Leaderboard rows: public-half means before close, final means on 100% after."""
-        return Response(boards.leaderboard_json(db, task, by=by, per=per), media_type="application/json")
-
-    @app.post("/api/admin/tasks", status_code=201, tags=["admin"], dependencies=[Depends(one_file_part)])
-    def admin_create_task(cred: Token, name: str = Form(...),
-                          subtask: str = Form(..., description=" | ".join(SUBTASKS)),
-                          gold: UploadFile = File(..., description="Gold with annotations: any corpus dialeval "
-                                                  "reads, in one file or a ZIP of its folder (DBDC)."),
-                          public_fraction: float = Form(0.5),
-                          seed: int | None = Form(None, description="Only for a reproducible split (tests); "
-                                                  "default: drawn from a secret the server keeps."),
-                          daily_limit: int = Form(5), total_limit: int = Form(50)) -> dict:
-        """Create a task from a gold file (organiser token)."""
-        teams.authenticate_admin(db, _token(cred))
-        data = read_upload(gold.file, settings.max_upload_bytes)
-        t = tasks.create_task(db, name, subtask, data, gold.filename or "gold.json", clock(),
-                              public_fraction=public_fraction, seed=seed, daily_limit=daily_limit,
-                              total_limit=total_limit)
-        return tasks.task_info(t)
-
-    @app.post("/api/admin/tasks/{task}/close", tags=["admin"])
-    def admin_close_task(task: str, cred: Token) -> dict:
-        """Close a task: final scores on 100% of the test set (organiser token)."""
-        teams.authenticate_admin(db, _token(cred))
-        return tasks.task_info(tasks.close_task(db, task, clock()))
+    app.include_router(leaderboard_router(db, settings, scorer))
 
     @app.get("/api/admin/teams", tags=["admin"])
     def admin_list_teams(cred: Token) -> list[dict]:
         """Every team and whether it is approved (organiser token)."""
-        teams.authenticate_admin(db, _token(cred))
+        teams.authenticate_admin(db, token_of(cred))
         return teams.list_teams(db)
 
     @app.post("/api/admin/teams/approve", tags=["admin"])
     def admin_approve_team(cred: Token, name: str = Form(..., max_length=teams.MAX_NAME)) -> dict:
         """Approve a team (``approve`` registration mode): it may submit from now on (organiser token)."""
-        teams.authenticate_admin(db, _token(cred))
+        teams.authenticate_admin(db, token_of(cred))
         team = teams.approve_team(db, name, clock())
         return {"team": team.name, "approved": True}
 
     @app.post("/api/admin/invitations", status_code=201, tags=["admin"])
     def admin_invite_teams(cred: Token, count: int = Form(1, ge=1, le=invitations.MAX_COUNT)) -> dict:
         """Make single-use team invitation codes (``invite`` mode), shown this once (organiser token)."""
-        teams.authenticate_admin(db, _token(cred))
+        teams.authenticate_admin(db, token_of(cred))
         return {"codes": invitations.create_invitations(db, "team", "", count, clock())}
 
     # ---- pages ----------------------------------------------------------------------------------
@@ -231,36 +156,6 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
                         tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
         return page(request, "registered.html", 201, team=team.name, token=token,
                     approved=team.approved_at is not None)
-
-    def task_page(request: Request, task: str, by: str | None, per: str, status: int = 200, **context):
-        board = boards.leaderboard(db, task, by=by, per=per)
-        return page(request, "task.html", status, board=board, task=board["task"], **context)
-
-    @app.get("/tasks/{task}", response_class=HTMLResponse, include_in_schema=False)
-    def task_view(request: Request, task: str, by: str | None = None, per: str = "team") -> HTMLResponse:
-        try:
-            return task_page(request, task, by, per)
-        except (ServiceError, DialevalError) as e:
-            status = e.status if isinstance(e, ServiceError) else 422
-            return page(request, "error.html", status, error=detail(str(e)))
-
-    @app.post("/tasks/{task}/submit", response_class=HTMLResponse, include_in_schema=False,
-              dependencies=[Depends(one_file_part)])
-    async def submit_page(request: Request, task: str, token: str = Form(""), file: UploadFile | None = File(None),
-                          leaderboard: str | None = Form(None)) -> HTMLResponse:
-        try:
-            if file is None or not file.filename:
-                raise DialevalError("no file chosen; choose a run file (JSON) to upload")
-            team = await run_in_threadpool(teams.authenticate, db, token.strip())
-            result = await score_and_store(team, task, file, leaderboard is not None)
-        except (ServiceError, DialevalError) as e:
-            status = e.status if isinstance(e, ServiceError) else 422
-            try:
-                return await run_in_threadpool(task_page, request, task, None, "team", status,
-                                               error=detail(str(e)))
-            except ServiceError as e2:
-                return page(request, "error.html", e2.status, error=detail(e2.message))
-        return await run_in_threadpool(task_page, request, task, None, "team", 201, result=result, team=team.name)
 
     app.include_router(collection_router(db, settings))
     app.include_router(annotation_router(db, settings))

@@ -1,9 +1,10 @@
 """The service's storage: SQLAlchemy 2 models and one :class:`Database` handle (SQLite or PostgreSQL).
 
-Tables: ``teams`` (a token hash, never the token; the name's canonical key and confusable skeleton;
-approval), ``admin_tokens``, ``invitations`` (hashed codes), ``registration_attempts`` (per client address,
-for the rate limit), ``tasks`` (the split, its secret and quotas; its gold file in ``task_golds``),
-``submissions`` (scores; the uploaded bytes in ``submission_files``).
+Tables shared by the capabilities: ``teams`` (a token hash, never the token; the name's canonical key and
+confusable skeleton; approval), ``admin_tokens``, ``invitations`` (hashed codes), ``registration_attempts``
+(per client address, for the rate limit). Each capability's own tables register on the same :class:`Base`
+in its ``tables`` module: :mod:`dialeval.service.leaderboard.tables` (tasks and submissions),
+:mod:`dialeval.service.collection.tables`, :mod:`dialeval.service.annotation.tables`.
 The schema is created and upgraded by the Alembic migrations shipped in ``service/migrations``.
 
 Every write goes through :meth:`Database.write`: one transaction that takes a real lock first,
@@ -18,21 +19,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import (
-    JSON,
-    Boolean,
-    DateTime,
-    Float,
-    ForeignKey,
-    Index,
-    Integer,
-    LargeBinary,
-    String,
-    TypeDecorator,
-    UniqueConstraint,
-    create_engine,
-    event,
-)
+from sqlalchemy import DateTime, Index, Integer, String, TypeDecorator, UniqueConstraint, create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
@@ -119,62 +106,6 @@ class RegistrationAttempt(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     client: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-
-
-class Task(Base):
-    __tablename__ = "tasks"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(64), unique=True)
-    subtask: Mapped[str] = mapped_column(String(64))     # a declared task's key (dialeval.tasks.KEYS)
-    columns: Mapped[list] = mapped_column(JSON)          # score columns of the subtask (Scores.columns)
-    rank_by: Mapped[str] = mapped_column(String(64))     # the column a team's best run is chosen by
-    n_dialogues: Mapped[int] = mapped_column(Integer)
-    public_ids: Mapped[list] = mapped_column(JSON)       # fixed once, from public_fraction and the secret
-    public_fraction: Mapped[float] = mapped_column(Float)
-    seed: Mapped[int | None] = mapped_column(Integer, nullable=True)  # an explicit seed (tests), else None
-    split_secret: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # never shown
-    daily_limit: Mapped[int] = mapped_column(Integer)
-    total_limit: Mapped[int] = mapped_column(Integer)
-    deadline: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
-    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    gold_name: Mapped[str] = mapped_column(String(255))
-    gold_sha256: Mapped[str] = mapped_column(String(64))
-
-
-class TaskGold(Base):
-    __tablename__ = "task_golds"
-
-    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True)
-    data: Mapped[bytes] = mapped_column(LargeBinary)
-
-
-class Submission(Base):
-    __tablename__ = "submissions"
-    __table_args__ = (Index("ix_submissions_task_team_time", "task_id", "team_id", "created_at"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
-    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    filename: Mapped[str] = mapped_column(String(255))
-    size: Mapped[int] = mapped_column(Integer)
-    sha256: Mapped[str] = mapped_column(String(64))
-    on_leaderboard: Mapped[bool] = mapped_column(Boolean, default=True)
-    chosen: Mapped[bool] = mapped_column(Boolean, default=False)  # the team's pick for the final ranking
-    public_scores: Mapped[dict] = mapped_column(JSON)              # {column: mean} on the public half
-    final_scores: Mapped[dict | None] = mapped_column(JSON, nullable=True)  # on 100%, set at close
-    final_error: Mapped[str | None] = mapped_column(String(500), nullable=True)  # why it has no final score
-    settings: Mapped[dict] = mapped_column(JSON)                   # scorer settings and version
-
-
-class SubmissionFile(Base):
-    __tablename__ = "submission_files"
-
-    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"),
-                                               primary_key=True)
-    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 def check_url(url: str) -> str:

@@ -1,4 +1,5 @@
-"""Team names: what a name may hold, when two names are the same, and when they only look the same.
+"""Team names: what a name may hold, when two names are the same, and when they only look the same; and the
+plain names of tasks, chat collections and annotation projects (:data:`SLUG`).
 
 - **Allowed characters**: letters, marks, digits, punctuation, symbols and plain spaces. Control and format
   characters (zero-width spaces and joiners, bidi overrides such as U+202E, soft hyphens), lone surrogates,
@@ -21,7 +22,12 @@ Examples
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
+
+SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""The name of a task, a chat collection or an annotation project: 1-64 characters of ``A-Z a-z 0-9 . _ -``,
+starting with a letter or digit (it appears in URLs and file names)."""
 
 REFUSED_CATEGORIES = {"Cc": "control", "Cf": "format", "Cs": "surrogate", "Co": "private-use", "Cn": "unassigned",
                       "Zl": "line separator", "Zp": "paragraph separator"}

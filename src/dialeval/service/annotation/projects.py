@@ -32,7 +32,7 @@ from dialeval.service.annotation.schemes import DIALOGUE, SCHEMES, Scheme, get_s
 from dialeval.service.annotation.tables import AnnotationItem, AnnotationProject, Annotator, Assignment, Label
 from dialeval.service.db import Database
 from dialeval.service.errors import Conflict, Forbidden, Invalid, NotFound
-from dialeval.service.tasks import TASK_NAME
+from dialeval.service.names import SLUG
 
 KIND = "annotation"
 MAX_OVERLAP = 1000
@@ -76,7 +76,7 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
     Conflict
         The name is taken (by a project or by a chat collection).
     """
-    if not isinstance(name, str) or not TASK_NAME.fullmatch(name):
+    if not isinstance(name, str) or not SLUG.fullmatch(name):
         raise Invalid(f"project name {describe(name)} is not allowed; use 1-64 of A-Z a-z 0-9 . _ - (starting "
                       "with a letter or digit)")
     try:

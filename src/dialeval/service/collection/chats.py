@@ -28,7 +28,7 @@ from dialeval.service.collection.engines import DEFAULT_TIMEOUT_S, EngineError, 
 from dialeval.service.collection.tables import ChatSession, ChatTurn, Collection
 from dialeval.service.db import Database, Invitation
 from dialeval.service.errors import Invalid, NotFound
-from dialeval.service.tasks import TASK_NAME
+from dialeval.service.names import SLUG
 
 KIND = "collection"
 TOUCH_EVERY = timedelta(seconds=5)
@@ -45,7 +45,7 @@ def create_collection(db: Database, name: str, engine_spec: str | None, now: dat
 
     The engine is built (and a ``builtin:retrieval`` corpus read) once here, so a bad spec fails now.
     """
-    if not isinstance(name, str) or not TASK_NAME.fullmatch(name):
+    if not isinstance(name, str) or not SLUG.fullmatch(name):
         raise Invalid(f"collection name {name!r} is not allowed; use 1-64 of A-Z a-z 0-9 . _ - (starting with a "
                       "letter or digit)")
     lo, hi = sessions.MAX_TURNS_RANGE

@@ -6,7 +6,8 @@ from alembic import context
 from sqlalchemy import create_engine
 
 import dialeval.service.annotation.tables  # (each capability's tables join Base.metadata)
-import dialeval.service.collection.tables  # noqa: F401
+import dialeval.service.collection.tables
+import dialeval.service.leaderboard.tables  # noqa: F401
 from dialeval.service.db import Base
 
 target_metadata = Base.metadata

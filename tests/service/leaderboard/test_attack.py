@@ -14,8 +14,10 @@ import json
 import pytest
 from service_support import GOLD, RUN, FakeClock, Service, dumps, make_gold
 
-from dialeval.service import tasks, teams
-from dialeval.service.db import Database, Submission, SubmissionFile, Task
+from dialeval.service import teams
+from dialeval.service.db import Database
+from dialeval.service.leaderboard import tasks
+from dialeval.service.leaderboard.tables import Submission, SubmissionFile, Task
 
 BOUNDARY = "dialevalboundary17"
 

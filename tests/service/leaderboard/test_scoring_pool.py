@@ -7,8 +7,8 @@ import asyncio
 
 from service_support import Service, dumps
 
-from dialeval.service import leaderboard as boards
-from dialeval.service import scoring_pool, submissions, tasks, teams
+from dialeval.service import teams
+from dialeval.service.leaderboard import board, scoring_pool, submissions, tasks
 
 
 def test_runs_are_scored_in_another_process_with_the_same_scores(sqlite_url):
@@ -72,8 +72,8 @@ def test_uploads_in_flight_are_bounded(sqlite_url):
 def test_the_leaderboard_is_reused_only_while_the_database_says_it_is_current(sqlite_url, monkeypatch):
     s = Service(sqlite_url)
     computed = []
-    compute = boards.compute
-    monkeypatch.setattr(boards, "compute", lambda *a, **k: computed.append(1) or compute(*a, **k))
+    compute = board.compute
+    monkeypatch.setattr(board, "compute", lambda *a, **k: computed.append(1) or compute(*a, **k))
     try:
         a, b = s.team("team-a"), s.team("team-b")
         rows = lambda **q: s.client.get("/api/tasks/t1/leaderboard", params=q).json()["rows"]  # noqa: E731
@@ -90,8 +90,8 @@ def test_the_leaderboard_is_reused_only_while_the_database_says_it_is_current(sq
         s.client.post("/api/tasks/t1/submissions/1/choose", headers={"Authorization": f"Bearer {a}"})
         assert [r["chosen"] for r in rows(per="run") if r["id"] == 1] == [True]
         tasks.close_task(s.db, "t1", s.clock())
-        board = s.client.get("/api/tasks/t1/leaderboard").json()
-        assert board["final"] is True and board["task"]["closed"] is True
+        final = s.client.get("/api/tasks/t1/leaderboard").json()
+        assert final["final"] is True and final["task"]["closed"] is True
     finally:
         s.close()
 

@@ -30,10 +30,11 @@ from dialeval.io.discpower import matrix_name
 from dialeval.io.jsonarray import dump_json, json_text
 from dialeval.progress import track
 from dialeval.scoring import score
-from dialeval.service.db import Database, Submission, SubmissionFile, Team
-from dialeval.service.runs import read_run
-from dialeval.service.tasks import get_task, golds, task_info
-from dialeval.service.uploaded import is_zip
+from dialeval.service.db import Database, Team
+from dialeval.service.leaderboard.runs import read_run
+from dialeval.service.leaderboard.tables import Submission, SubmissionFile
+from dialeval.service.leaderboard.tasks import get_task, golds, task_info
+from dialeval.service.leaderboard.uploaded import is_zip
 
 
 def run_name(team: str, submission_id: int) -> str:

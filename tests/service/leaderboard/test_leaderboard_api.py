@@ -1,4 +1,4 @@
-"""The JSON API and pages: teams, submissions, quotas, the public half, closing, restarts, escaping."""
+"""The leaderboard's JSON API and pages: submissions, quotas, the public half, closing, restarts, escaping."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ from datetime import timedelta
 
 import pytest
 from service_support import GOLD, RUN, Service, dumps
-from sqlalchemy import select
 
 import dialeval
-from dialeval.service.db import Submission, SubmissionFile, Team
+from dialeval.service.leaderboard.tables import Submission, SubmissionFile
 
 COLUMNS = ["quality.nmd.A", "quality.nmd.S", "quality.nmd.E", "quality.rsnod.A", "quality.rsnod.S",
            "quality.rsnod.E"]
@@ -36,20 +35,6 @@ def assert_close(got: dict, want: dict) -> None:
     assert set(got) == set(want)
     for k in want:
         assert math.isclose(got[k], want[k], rel_tol=1e-12, abs_tol=1e-15), k
-
-
-def test_register_token_shown_once_and_only_its_hash_stored(service):
-    r = service.client.post("/api/teams", json={"name": "alpha", "affiliation": "Lab"})
-    assert r.status_code == 201
-    token = r.json()["token"]
-    assert r.json()["team"] == "alpha" and len(token) > 40
-    with service.db.read() as s:
-        team = s.scalar(select(Team).where(Team.name == "alpha"))
-    assert team.token_hash == hashlib.sha256(token.encode()).hexdigest()
-    assert token not in str({c: getattr(team, c) for c in ("name", "affiliation", "token_hash")})
-    assert service.client.post("/api/teams", json={"name": "alpha"}).status_code == 409
-    assert service.client.post("/api/teams", json={"name": "  "}).status_code == 422
-    assert service.client.post("/api/teams", json={"name": "x" * 101}).status_code == 422
 
 
 def test_submission_is_scored_on_the_public_half_only(service_any):
@@ -210,7 +195,7 @@ def test_close_gives_final_scores_on_everything_and_refuses_runs(service_any):
     assert choose.status_code == 200
     assert s.client.post(f"/api/tasks/t1/submissions/{first}/choose",
                          headers={"Authorization": f"Bearer {b}"}).status_code == 404
-    from dialeval.service import tasks
+    from dialeval.service.leaderboard import tasks
     tasks.close_task(s.db, "t1", s.clock())
     board = s.client.get("/api/tasks/t1/leaderboard").json()
     assert board["final"] is True
@@ -303,7 +288,7 @@ def test_html_upload_shows_the_validation_error(service):
 
 
 def test_deadline(tmp_path):
-    from dialeval.service import tasks
+    from dialeval.service.leaderboard import tasks
     s = Service(f"sqlite:///{tmp_path / 'd.sqlite'}")
     try:
         tasks.create_task(s.db, "t2", "quality", dumps(GOLD), "gold.json", s.clock(),

@@ -3,30 +3,15 @@ through the form and sees the new row."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-import pytest
-from service_support import RUN, LiveServer, Service, dumps
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _need(what: str, ok: bool) -> None:
-    if not ok:
-        if os.environ.get("CI"):
-            pytest.fail(f"{what} is missing (CI is set: the browser test must run)")
-        pytest.skip(f"{what} is missing")
+from service_support import ARGS, CHROMIUM, RUN, LiveServer, Service, dumps, need
 
 
 def test_upload_through_the_form_shows_the_new_row(sqlite_url, tmp_path):
-    _need(str(CHROMIUM), CHROMIUM.exists())
+    need(str(CHROMIUM), CHROMIUM.exists())
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _need("the playwright package", False)
+        need("the playwright package", False)
     s = Service(sqlite_url)
     try:
         token = s.team("<script>alert(1)</script>")

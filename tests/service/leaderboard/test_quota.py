@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from dialeval.service.quota import after_accepting, decide
+from dialeval.service.leaderboard.quota import after_accepting, decide
 
 T = datetime(2026, 5, 10, 22, 30, tzinfo=UTC)
 

@@ -22,11 +22,11 @@ from pathlib import Path
 import httpx
 from service_support import GOLD, RUN, drop_schema, dumps, free_port, fresh_schema_url, make_run, pg_base
 
-from dialeval.service import tasks
 from dialeval.service.config import URL_ENV
 from dialeval.service.db import Database
+from dialeval.service.leaderboard import tasks
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+SRC = str(Path(__file__).resolve().parents[3] / "src")
 WORKERS = 4
 
 

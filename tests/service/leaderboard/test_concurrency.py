@@ -11,7 +11,7 @@ import httpx
 from service_support import RUN, LiveServer, Service, dumps
 from sqlalchemy import func, select
 
-from dialeval.service.db import Submission, SubmissionFile
+from dialeval.service.leaderboard.tables import Submission, SubmissionFile
 
 
 def test_twenty_simultaneous_uploads_with_three_left_accept_exactly_three(db_url):

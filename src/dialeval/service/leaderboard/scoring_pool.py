@@ -31,10 +31,11 @@ from concurrent.futures.process import BrokenProcessPool
 from fastapi.concurrency import run_in_threadpool
 
 from dialeval.errors import DialevalError
-from dialeval.service.db import Database, Task
+from dialeval.service.db import Database
 from dialeval.service.errors import Unavailable
-from dialeval.service.runs import RunScores, read_run, score_run
-from dialeval.service.tasks import gold_data, golds, prepare_golds
+from dialeval.service.leaderboard.runs import RunScores, read_run, score_run
+from dialeval.service.leaderboard.tables import Task
+from dialeval.service.leaderboard.tasks import gold_data, golds, prepare_golds
 
 CHILD_GOLDS = 4
 """Prepared golds a scoring process keeps (tasks scored recently)."""

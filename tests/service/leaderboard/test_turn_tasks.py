@@ -108,7 +108,7 @@ def test_dbdc_task_from_a_zip_scores_json_and_zip_runs(svc, dbdc_eval, gold_dist
     write_dbdc_labels(uniform_records(gold_dists), str(tmp_path / "labels"))
     uni = svc.submit(token, zip_folder(tmp_path / "labels", arcroot="run"), task="bd", filename="run.zip")
     assert uni.status_code == 201, uni.text
-    from dialeval.service.tasks import get_task
+    from dialeval.service.leaderboard.tasks import get_task
     expect = closed_form_uniform(gold_dists, list(get_task(svc.db, "bd").public_ids))
     for col, v in expect.items():
         assert uni.json()["scores"][col] == pytest.approx(v, abs=1e-12)
@@ -130,7 +130,7 @@ def test_dbdc_task_from_a_zip_scores_json_and_zip_runs(svc, dbdc_eval, gold_dist
 
 
 def test_export_names_turn_columns_as_files(svc, dbdc_eval, gold_dists, tmp_path):
-    from dialeval.service.export import export_matrix
+    from dialeval.service.leaderboard.export import export_matrix
     assert create(svc, "bd", "dbdc-breakdown", zip_folder(dbdc_eval), "eval.zip").status_code == 201
     token = svc.team()
     write_dbdc_labels(uniform_records(gold_dists), str(tmp_path / "labels"))
@@ -193,7 +193,7 @@ def test_hostile_gold_archives_are_refused_without_a_5xx(svc, data, words, tmp_p
 
 
 def test_archive_limits(svc, monkeypatch):
-    from dialeval.service import uploaded
+    from dialeval.service.leaderboard import uploaded
     monkeypatch.setattr(uploaded, "MAX_MEMBERS", 3)
     monkeypatch.setattr(uploaded.unpack, "__kwdefaults__", {"max_members": 3, "max_bytes": 100})
     many = _zip({f"{i}.log.json": b"{}" for i in range(4)})
@@ -204,7 +204,7 @@ def test_archive_limits(svc, monkeypatch):
 
 
 def test_a_zip_bomb_run_stops_early(svc, dbdc_eval):
-    from dialeval.service.uploaded import SMALL_UNPACKED
+    from dialeval.service.leaderboard.uploaded import SMALL_UNPACKED
     assert create(svc, "bd", "dbdc-breakdown", zip_folder(dbdc_eval), "eval.zip").status_code == 201
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
@@ -225,7 +225,7 @@ def test_a_bad_member_is_named_inside_the_archive(svc, dbdc_eval):
 
 
 def test_every_declared_task_key_is_a_choice(svc):
-    from dialeval.service.runs import SUBTASKS
+    from dialeval.service.leaderboard.runs import SUBTASKS
     from dialeval.tasks import KEYS, TASKS
     assert SUBTASKS == KEYS and {t.key for t in TASKS.values()} == set(KEYS)
     r = create(svc, "x", "no-such-task", b"[]", "g.json")

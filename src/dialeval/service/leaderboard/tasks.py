@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
-import re
 import secrets
 import threading
 from datetime import datetime
@@ -24,14 +23,15 @@ from sqlalchemy import select
 from dialeval.errors import DialevalError, describe, quote
 from dialeval.progress import track
 from dialeval.scoring import PreparedGold
-from dialeval.service.db import Database, Submission, SubmissionFile, Task, TaskGold
+from dialeval.service.db import Database
 from dialeval.service.errors import Conflict, NotFound
-from dialeval.service.runs import SUBTASKS, columns_of, read_run, run_layout, score_run
-from dialeval.service.uploaded import gold_from_bytes
+from dialeval.service.leaderboard.runs import SUBTASKS, columns_of, read_run, run_layout, score_run
+from dialeval.service.leaderboard.tables import Submission, SubmissionFile, Task, TaskGold
+from dialeval.service.leaderboard.uploaded import gold_from_bytes
+from dialeval.service.names import SLUG
 from dialeval.service.uploads import clean_filename
 from dialeval.tasks import get as declared_task
 
-TASK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 MAX_LIMIT = 1_000_000
 """Largest daily or total quota (the columns are 32-bit integers on PostgreSQL)."""
 MAX_SEED = 2**31 - 1
@@ -90,7 +90,7 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
                 public_fraction: float = 0.5, seed: int | None = None, daily_limit: int = 5, total_limit: int = 50,
                 deadline: datetime | None = None, rank_by: str | None = None) -> Task:
     """Create a task from the bytes of a gold file: any annotated corpus dialeval reads, in one file or a ZIP
-    of its folder (:mod:`dialeval.service.uploaded`).
+    of its folder (:mod:`dialeval.service.leaderboard.uploaded`).
 
     Parameters
     ----------
@@ -118,7 +118,7 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
     DialevalError
         On a bad argument or gold file (the scorer's message). Conflict if the name is taken.
     """
-    if not isinstance(name, str) or not TASK_NAME.fullmatch(name):
+    if not isinstance(name, str) or not SLUG.fullmatch(name):
         raise DialevalError(f"task name {describe(name)} is not allowed; allowed are 1-64 characters of "
                             "A-Z a-z 0-9 . _ - (starting with a letter or digit)")
     if subtask not in SUBTASKS:
@@ -157,7 +157,7 @@ def get_task(db: Database, name: str) -> Task:
     """The task called ``name``; :class:`NotFound` (listing the tasks) if there is none."""
     with db.read() as s:
         # A name no task can have is not looked up (PostgreSQL refuses NUL in a query's text).
-        task = s.scalar(select(Task).where(Task.name == name)) if TASK_NAME.fullmatch(str(name)) else None
+        task = s.scalar(select(Task).where(Task.name == name)) if SLUG.fullmatch(str(name)) else None
         if task is None:
             names = s.scalars(select(Task.name).order_by(Task.name)).all()
             raise NotFound(f"no task named {describe(name)}; tasks are: " + (", ".join(names) or "(none yet)"))

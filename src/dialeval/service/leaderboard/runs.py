@@ -15,7 +15,7 @@ import numpy as np
 from dialeval import tasks as declared
 from dialeval.errors import DialevalError, describe, quote
 from dialeval.scoring import PreparedGold, Scores, score
-from dialeval.service.uploaded import run_records
+from dialeval.service.leaderboard.uploaded import run_records
 
 SUBTASKS: tuple[str, ...] = declared.KEYS
 """What a service task can score: every declared task, by its key (:data:`dialeval.tasks.KEYS`)."""

@@ -13,11 +13,12 @@ from datetime import datetime
 
 from sqlalchemy import select, update
 
-from dialeval.service.db import Database, Submission, SubmissionFile, Task, Team
+from dialeval.service.db import Database, Team
 from dialeval.service.errors import Conflict, NotFound, QuotaSpent
-from dialeval.service.quota import Quota, after_accepting, decide
-from dialeval.service.runs import RunScores, all_finite, read_run, score_run
-from dialeval.service.tasks import get_task, golds, list_tasks
+from dialeval.service.leaderboard.quota import Quota, after_accepting, decide
+from dialeval.service.leaderboard.runs import RunScores, all_finite, read_run, score_run
+from dialeval.service.leaderboard.tables import Submission, SubmissionFile, Task
+from dialeval.service.leaderboard.tasks import get_task, golds, list_tasks
 from dialeval.service.teams import require_approved
 from dialeval.service.uploads import clean_filename
 

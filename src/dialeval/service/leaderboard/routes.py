@@ -1,0 +1,161 @@
+"""Routes of the leaderboard: the task pages with their upload form, and the JSON API.
+
+JSON API (a team's token as ``Authorization: Bearer TOKEN``; an organiser token for ``/api/admin``):
+
+======  ========================================================  ===============================================
+method  path                                                      what
+======  ========================================================  ===============================================
+GET     ``/api/me``                                               the team, its runs, its quota left per task
+GET     ``/api/tasks``                                            every task (no hidden id: sizes only)
+GET     ``/api/tasks/{task}``                                     one task
+POST    ``/api/tasks/{task}/submissions``                         score a run (public half before close)
+POST    ``/api/tasks/{task}/submissions/{submission_id}/choose``  the team's pick for the final ranking
+GET     ``/api/tasks/{task}/leaderboard``                         the leaderboard (``?by=COLUMN&per=run``)
+POST    ``/api/admin/tasks``                                      organiser token: create a task from a gold file
+POST    ``/api/admin/tasks/{task}/close``                         organiser token: close it, final scores
+======  ========================================================  ===============================================
+
+Pages: ``/tasks/{task}`` (the leaderboard, sortable by any column, one row per team or per run) and its upload
+form, posted to ``/tasks/{task}/submit`` with the team's token. Uploads are scored in the app's scoring
+processes (:class:`.scoring_pool.Scorer`): no request waits for one.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, Response
+
+from dialeval.errors import DialevalError
+from dialeval.service import teams
+from dialeval.service.bearer import Token, token_of
+from dialeval.service.boundary import detail, one_file_part
+from dialeval.service.config import Settings
+from dialeval.service.db import Database
+from dialeval.service.errors import ServiceError
+from dialeval.service.leaderboard import board, submissions, tasks
+from dialeval.service.leaderboard.runs import SUBTASKS
+from dialeval.service.leaderboard.scoring_pool import Scorer
+from dialeval.service.uploads import clean_filename, read_upload
+from dialeval.service.urls import templates
+
+
+def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIRouter:
+    """The leaderboard routes on ``db``, with the clock and upload limit of ``settings``; uploads are scored by
+    ``scorer`` (the app's scoring processes)."""
+    clock = settings.clock
+    router = APIRouter()
+    pages = templates(settings.public_url, docs=settings.docs)
+
+    # ---- JSON API -------------------------------------------------------------------------------
+    @router.get("/api/me", tags=["teams"])
+    def me(cred: Token) -> dict:
+        """The token's team, its submissions and its remaining quota per task."""
+        return submissions.me(db, teams.authenticate(db, token_of(cred)), clock())
+
+    @router.get("/api/tasks", tags=["tasks"])
+    def list_tasks() -> list[dict]:
+        """Every task: what it scores, score columns, sizes of the test set and of its public half, quotas."""
+        return [tasks.task_info(t) for t in tasks.list_tasks(db)]
+
+    @router.get("/api/tasks/{task}", tags=["tasks"])
+    def get_task(task: str) -> dict:
+        return tasks.task_info(tasks.get_task(db, task))
+
+    async def score_and_store(team, task: str, file: UploadFile, on_leaderboard: bool) -> dict:
+        """Read, score (in a scoring process: no request waits for it) and store an upload.
+
+        At most ``scorer.slots`` uploads per worker are read and scored at once; the others wait here
+        holding no thread and no parsed run.
+        """
+        async with scorer.slot():
+            t = await run_in_threadpool(submissions.before_scoring, db, team, task, clock)
+            data = await run_in_threadpool(read_upload, file.file, settings.max_upload_bytes)
+            filename = clean_filename(file.filename, "run.json")
+            result = await scorer.score(t, data, filename)
+        return await run_in_threadpool(lambda: submissions.store(db, team, t, data, filename, result, clock,
+                                                                 on_leaderboard=on_leaderboard))
+
+    @router.post("/api/tasks/{task}/submissions", status_code=201, tags=["submissions"],
+                 dependencies=[Depends(one_file_part)])
+    async def submit(task: str, cred: Token, file: UploadFile = File(..., description="The run file (JSON)."),
+                     leaderboard: bool = Form(True, description="false: keep this run off the leaderboard.")
+                     ) -> dict:
+        """Score a run: scores on the public half only before close; the quota left after it.
+
+        401 bad token, 403 team awaiting approval, 404 unknown task, 409 closed, 413 too large, 422 invalid
+        run (the scorer's message; it does not count), 429 quota spent (``Retry-After`` when the daily quota
+        renews), 503 the scoring process failed (it does not count).
+        """
+        team = await run_in_threadpool(teams.authenticate, db, token_of(cred))
+        return await score_and_store(team, task, file, leaderboard)
+
+    @router.post("/api/tasks/{task}/submissions/{submission_id}/choose", tags=["submissions"])
+    def choose(task: str, submission_id: int, cred: Token) -> dict:
+        """Pick the run that represents the team in the final ranking (default: its latest run)."""
+        return submissions.choose(db, teams.authenticate(db, token_of(cred)), task, submission_id)
+
+    @router.get("/api/tasks/{task}/leaderboard", tags=["tasks"])
+    def leaderboard(task: str, by: str | None = Query(None, description="Sort column, e.g. quality.nmd.A."),
+                    per: str = Query("team", description="'team' (best run of each) or 'run'.")) -> Response:
+        """Leaderboard rows: public-half means before close, final means on 100% after."""
+        return Response(board.leaderboard_json(db, task, by=by, per=per), media_type="application/json")
+
+    @router.post("/api/admin/tasks", status_code=201, tags=["admin"], dependencies=[Depends(one_file_part)])
+    def admin_create_task(cred: Token, name: str = Form(...),
+                          subtask: str = Form(..., description=" | ".join(SUBTASKS)),
+                          gold: UploadFile = File(..., description="Gold with annotations: any corpus dialeval "
+                                                  "reads, in one file or a ZIP of its folder (DBDC)."),
+                          public_fraction: float = Form(0.5),
+                          seed: int | None = Form(None, description="Only for a reproducible split (tests); "
+                                                  "default: drawn from a secret the server keeps."),
+                          daily_limit: int = Form(5), total_limit: int = Form(50)) -> dict:
+        """Create a task from a gold file (organiser token)."""
+        teams.authenticate_admin(db, token_of(cred))
+        data = read_upload(gold.file, settings.max_upload_bytes)
+        t = tasks.create_task(db, name, subtask, data, gold.filename or "gold.json", clock(),
+                              public_fraction=public_fraction, seed=seed, daily_limit=daily_limit,
+                              total_limit=total_limit)
+        return tasks.task_info(t)
+
+    @router.post("/api/admin/tasks/{task}/close", tags=["admin"])
+    def admin_close_task(task: str, cred: Token) -> dict:
+        """Close a task: final scores on 100% of the test set (organiser token)."""
+        teams.authenticate_admin(db, token_of(cred))
+        return tasks.task_info(tasks.close_task(db, task, clock()))
+
+    # ---- pages ----------------------------------------------------------------------------------
+    def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
+        return pages.TemplateResponse(request, name, context, status_code=status)
+
+    def task_page(request: Request, task: str, by: str | None, per: str, status: int = 200, **context):
+        shown = board.leaderboard(db, task, by=by, per=per)
+        return page(request, "leaderboard/task.html", status, board=shown, task=shown["task"], **context)
+
+    @router.get("/tasks/{task}", response_class=HTMLResponse, include_in_schema=False)
+    def task_view(request: Request, task: str, by: str | None = None, per: str = "team") -> HTMLResponse:
+        try:
+            return task_page(request, task, by, per)
+        except (ServiceError, DialevalError) as e:
+            status = e.status if isinstance(e, ServiceError) else 422
+            return page(request, "error.html", status, error=detail(str(e)))
+
+    @router.post("/tasks/{task}/submit", response_class=HTMLResponse, include_in_schema=False,
+                 dependencies=[Depends(one_file_part)])
+    async def submit_page(request: Request, task: str, token: str = Form(""), file: UploadFile | None = File(None),
+                          leaderboard: str | None = Form(None)) -> HTMLResponse:
+        try:
+            if file is None or not file.filename:
+                raise DialevalError("no file chosen; choose a run file (JSON) to upload")
+            team = await run_in_threadpool(teams.authenticate, db, token.strip())
+            result = await score_and_store(team, task, file, leaderboard is not None)
+        except (ServiceError, DialevalError) as e:
+            status = e.status if isinstance(e, ServiceError) else 422
+            try:
+                return await run_in_threadpool(task_page, request, task, None, "team", status,
+                                               error=detail(str(e)))
+            except ServiceError as e2:
+                return page(request, "error.html", e2.status, error=detail(e2.message))
+        return await run_in_threadpool(task_page, request, task, None, "team", 201, result=result, team=team.name)
+
+    return router
