@@ -104,8 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     for k, res in results.items():
         if "overall" in res:
             d, s = res["overall"]["dialogues"], res["overall"]["systems"]
-            print(f"{k}: {OVERALL} Spearman, dialogues {d['statistic']:.3f} [{d['ci'][0]:.3f}, {d['ci'][1]:.3f}] "
-                  f"(n={d['n']}); chatbots {s['statistic']:.3f} [{s['ci'][0]:.3f}, {s['ci'][1]:.3f}] (n={s['n']})")
+            print(f"{k}: {OVERALL} Spearman, dialogues {d['statistic']:.3f} [{d['ci']['low']:.3f}, "
+                  f"{d['ci']['high']:.3f}] (n={d['n']}); chatbots {s['statistic']:.3f} [{s['ci']['low']:.3f}, "
+                  f"{s['ci']['high']:.3f}] (n={s['n']})")
     print(f"total {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps({"dialeval": dialeval.__version__, "results": results}, indent=2) + "\n")

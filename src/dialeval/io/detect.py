@@ -129,13 +129,20 @@ TESTS: dict[str, Callable[[Probe], str | None]] = {
     "stc3": _stc3, "wochat": _wochat, "dbdc": _dbdc, "conture": _conture, "dstc9": _dstc9}
 
 
-def detect(path: str | Path) -> str:
+CHOOSE = "give the format (--from on the command line, format= in Python)"
+"""How a user of the CLI or the library names the format when detection cannot tell (the default hint)."""
+
+
+def detect(path: str | Path, *, choose: str = CHOOSE) -> str:
     """The format of ``path`` (a file or folder), among :data:`dialeval.io.formats.FORMATS`.
+
+    ``choose`` says how the caller's user names the format instead (the service, which has no such option,
+    says what to upload); the error ends with it and the formats.
 
     Raises
     ------
     DialevalError
-        When no format fits or several do, with each format's reason, and the hint to pass ``format=``.
+        When no format fits or several do, with each format's reason, and ``choose``.
 
     Examples
     --------
@@ -153,7 +160,7 @@ def detect(path: str | Path) -> str:
     fits = [n for n, r in reasons.items() if r is None]
     if len(fits) == 1:
         return fits[0]
-    hint = "; give the format (--from on the command line, format= in Python), one of " + ", ".join(FORMATS)
+    hint = f"; {choose}, one of " + ", ".join(FORMATS)
     if fits:
         raise DialevalError("cannot tell the format: it could be any of " + ", ".join(fits)
                             + (f" (the folder holds {_describe_files(pr)})" if pr.is_dir else "") + hint, file=str(p))

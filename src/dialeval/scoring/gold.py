@@ -119,8 +119,9 @@ def load_gold(source: object, *, format: str | None = None, blocks: bool = False
     return PreparedGold(ItemLayout(dists, corpus.source))
 
 
-def gold_format(source: object, format: str | None = None) -> str:
-    """The corpus format of a gold path: ``format`` when given, else the detected one.
+def gold_format(source: object, format: str | None = None, *, choose: str | None = None) -> str:
+    """The corpus format of a gold path: ``format`` when given, else the detected one (``choose``: how the
+    user names a format instead, in detection's error; :data:`dialeval.io.detect.CHOOSE` by default).
 
     When detection fails on a file that may be JSON, STC-3's (the default reader then says where the file goes
     wrong, with its line); on a folder or an XML file, detection's own reasons are the error.
@@ -134,10 +135,10 @@ def gold_format(source: object, format: str | None = None) -> str:
         from dialeval.io.formats import get
 
         return get(format).name
-    from dialeval.io.detect import detect
+    from dialeval.io.detect import CHOOSE, detect
 
     try:
-        return detect(source)  # type: ignore[arg-type]
+        return detect(source, choose=choose or CHOOSE)  # type: ignore[arg-type]
     except DialevalError:
         path = Path(source) if isinstance(source, str | os.PathLike) else None
         if path is not None and (path.is_dir() or _starts_as_xml(path)):

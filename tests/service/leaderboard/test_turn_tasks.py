@@ -189,6 +189,9 @@ def test_hostile_gold_archives_are_refused_without_a_5xx(svc, data, words, tmp_p
     assert r.status_code == 422, r.text
     detail = r.json()["detail"]
     assert words in detail and "/tmp" not in detail and "dialeval-upload" not in detail
+    assert "--from" not in detail  # the service's hint, not the command line's
+    if words == "cannot tell the format":
+        assert "a ZIP of the folder" in detail
     assert not (tmp_path.parent / "evil.log.json").exists()
 
 

@@ -47,6 +47,8 @@ SMALL_UNPACKED = 16 << 20
 _COPY_CHUNK = 1 << 20
 MAX_NAME_BYTES = 255
 """The longest file name (in UTF-8 bytes) most file systems take."""
+UPLOAD_FORMATS = "upload the gold as one file, or a folder corpus as a ZIP of the folder, in a format dialeval reads"
+"""How an organiser fixes a gold whose format detection cannot tell (the service has no ``--from``)."""
 
 T = TypeVar("T")
 
@@ -189,7 +191,7 @@ def gold_from_bytes(data: bytes, name: str) -> PreparedGold:
 
     with _scratch() as root:
         path, prefix = _saved(data, name, root)
-        fmt = _as_uploaded(lambda: gold_format(path), root, prefix, name)
+        fmt = _as_uploaded(lambda: gold_format(path, choose=UPLOAD_FORMATS), root, prefix, name)
         if fmt == STC3:  # parsed in memory, as it came
             return load_gold(parse_bytes(data, file=name))
         gold = _as_uploaded(lambda: load_gold(path, format=fmt), root, prefix, name)
