@@ -215,3 +215,14 @@ def test_cli_train_predict_evaluate(dstc9_dir, tmp_path, capsys):
     captured = capsys.readouterr()
     assert "likeable" in json.loads(captured.out)["scales"]
     assert f"{UNRATED[0]}:{UNRATED[1]}" in captured.err  # predicted, no rating: said, not scored
+
+
+def test_cli_turn_scores_of_a_ratings_model_is_a_one_line_error(dstc9_dir, tmp_path, capsys):
+    assert run(["train", str(dstc9_dir), "--model", "prior", "--out", str(tmp_path / "m")]) == 0
+    capsys.readouterr()
+    code = run(["predict", str(dstc9_dir), "--model", str(tmp_path / "m"), "--out", str(tmp_path / "run.json"),
+                "--scores", str(tmp_path / "scores.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and not (tmp_path / "scores.json").exists()
+    line = next(x for x in err.splitlines() if x.startswith("error:"))
+    assert "no turn-level scale ordered from good to bad" in line and "human (overall)" in line

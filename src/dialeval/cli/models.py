@@ -162,6 +162,12 @@ def _turn_corpus(source: str, from_) -> bool:
         return False
 
 
+def _predicted_scales(records: list[dict]) -> str:
+    """``scales a, b``: the scales of a per-item run's dialogues and turns, in order of appearance."""
+    return "scales " + ", ".join(dict.fromkeys(k for r in records for item in (r, *r.get("turns", []))
+                                               for k, v in item.items() if isinstance(v, dict) and k != "labels"))
+
+
 def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, to: PredictTo,
                  scores_out: Path | None, from_, names) -> None:
     """One input predicted in this process: a run file, DBDC3 labels files and/or turn scores."""
@@ -190,11 +196,17 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
         from dialeval.io.atomic import write_text
         from dialeval.models.transfer import turn_scores
 
-        write_text(scores_out, json_text(turn_scores(records), indent=None) + "\n")
+        scores = turn_scores(records)
+        if records and not any(r["turns"] for r in scores):
+            from dialeval.tasks import TASKS
+
+            ordered = ", ".join(s for t in TASKS.values() if t.good_to_bad for s in t.scales)
+            raise DialevalError("--scores: the predictions have no turn-level scale ordered from good to bad "
+                                f"({ordered}), so no turn score; this model predicts {_predicted_scales(records)}",
+                                file=str(source))
+        write_text(scores_out, json_text(scores, indent=None) + "\n")
         err.print(f"wrote turn scores to {scores_out}", markup=False)
-    what = subtask if not turn_level else "scales " + ", ".join(dict.fromkeys(
-        k for r in records for item in (r, *r.get("turns", [])) for k, v in item.items() if isinstance(v, dict)
-        and k != "labels"))
+    what = subtask if not turn_level else _predicted_scales(records)
     if to == PredictTo.run:
         err.print(f"wrote predictions for {len(records)} dialogue(s) ({what}) to {out_path}", markup=False)
 
