@@ -226,3 +226,15 @@ def test_cli_turn_scores_of_a_ratings_model_is_a_one_line_error(dstc9_dir, tmp_p
     assert code == 2 and not (tmp_path / "scores.json").exists()
     line = next(x for x in err.splitlines() if x.startswith("error:"))
     assert "no turn-level scale ordered from good to bad" in line and "human (overall)" in line
+
+
+def test_cli_cv_prints_many_scales_as_a_row_each(dstc9_dir, capsys):
+    """44 score columns (11 ratings x 4 measures): the table is transposed, a row per scale and measure."""
+    assert run(["cv", str(dstc9_dir), "--model", "prior", "--model", "uniform", "--folds", "3",
+                "--format", "md"]) == 0
+    out = capsys.readouterr().out
+    assert "| fold | 1 | 2 | 3 | mean | 95% CI |" in out.replace("  ", " ")
+    assert "| model | prior | uniform |" in out.replace("  ", " ")
+    rows = [x for x in out.splitlines() if x.startswith("| human (overall) NMD")]
+    assert len(rows) == 3  # prior's table, uniform's, the summary
+    assert "mean column are totals" in out

@@ -110,6 +110,15 @@ def fold_rows(result) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
+WIDE = 12
+"""Score columns above which a CV table is printed transposed (a row per scale and measure: DSTC9 has 44)."""
+
+
+def transposed(head: list[str], rows: list[list[str]]) -> tuple[list[str], list[list[str]]]:
+    """The table with rows and columns swapped: the first column's cells become the header."""
+    return [head[0], *[r[0] for r in rows]], [[h, *[r[j] for r in rows]] for j, h in enumerate(head) if j]
+
+
 def summary_rows(results: list) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the summary: each kind's mean over folds ± the half-width of its 95% interval."""
     cols = results[0].columns
@@ -120,13 +129,13 @@ def summary_rows(results: list) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
-def _title(result, source: str) -> str:
+def _title(result, source: str, wide: bool = False) -> str:
     params = ", ".join(f"{k}={v}" for k, v in result.params.items())
     what = f"subtasks {'+'.join(result.subtasks)}" if result.subtasks else \
         "scales " + ", ".join(dict.fromkeys(c.rsplit("/", 1)[0] for c in result.columns))
     return (f"{result.kind}: {result.k}-fold CV on {source} ({result.n_dialogues} dialogues, {what}, "
             f"seed {result.seed}{', ' + params if params else ''}); lower is better; "
-            "n and seconds of the mean row are totals")
+            f"n and seconds of the mean {'column' if wide else 'row'} are totals")
 
 
 def _console() -> Console:
@@ -357,16 +366,22 @@ def register(app: typer.Typer) -> None:
                 console.print(_rich(title, head, rows, rule_after=rule_after))
 
         trained = " + ".join(d.name for d in data)
+        wide = len(results[0].columns) > WIDE
         for path, rs in zip(data, by_file, strict=True):
             for r in rs:
                 head, rows = fold_rows(r)
-                show(_title(r, path.name) + (f"; each fold trained on {trained}" if len(data) > 1 else ""),
-                     head, rows, rule_after=len(rows) - 3)
+                rule = len(rows) - 3
+                if wide:  # a row per score: the folds, the mean and the interval as columns
+                    (head, rows), rule = transposed(head, rows), 1
+                show(_title(r, path.name, wide) + (f"; each fold trained on {trained}" if len(data) > 1 else ""),
+                     head, rows, rule_after=rule)
         for path, rs in zip(data, by_file, strict=True):
             if len(rs) > 1 or len(data) > 1:
+                head, rows = summary_rows(rs)
                 show(f"Summary: {folds}-fold CV on {path.name}"
                      + (f" (each fold trained on {trained})" if len(data) > 1 else "")
-                     + ", mean over folds ± half-width of the 95% t-interval; lower is better", *summary_rows(rs))
+                     + ", mean over folds ± half-width of the 95% t-interval; lower is better",
+                     *(transposed(head, rows) if wide else (head, rows)))
         if runs_out is not None:
             err.print(f"wrote held-out runs to {runs_out} (compare them: dialeval compare {runs_out} --gold "
                       f"{data[0]})", markup=False)
