@@ -105,3 +105,20 @@ def test_bad_parameters(param, value):
 def test_stack_linear_is_refused_on_stc3_rather_than_ignored(tiny):
     with pytest.raises(DialevalError, match=r"stack_linear = 0.5 applies to turn-level scales .* only"):
         Neural(stack_linear=0.5, epochs=1, ensemble=1).fit(tiny)
+
+
+def test_ragged_batches_equal_the_padded_array(en60):
+    """Batches drawn from the unpadded training arrays hold what the fully padded array holds at [idx, :T]."""
+    import torch
+
+    from dialeval.models.neural import _batch_X, _ragged
+
+    table = TurnTable.from_corpus(en60)
+    feats = np.random.default_rng(0).normal(size=(len(table.texts), 6))
+    X, mask = _padded(table, feats)
+    t = {k: torch.from_numpy(v) for k, v in _ragged(table, feats).items()}
+    assert np.array_equal(t["mask"].numpy(), mask)
+    for idx in ([0], [5, 2, 59], list(range(60))[::-1]):
+        T = int(table.n_turns[idx].max())
+        got = _batch_X(t, torch.tensor(idx), T).numpy()
+        assert got.dtype == X.dtype and np.array_equal(got, X[idx, :T])

@@ -87,6 +87,33 @@ def _padded(table: TurnTable, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return X, mask
 
 
+def _ragged(table: TurnTable, feats: np.ndarray) -> dict[str, np.ndarray]:
+    """Training inputs without padding: the turns' features ``F`` (float32, flat turn rows), each dialogue's
+    first row ``start``, its number of turns ``len`` and the ``(n, T)`` mask of real turns. A batch is padded as
+    it is drawn (:func:`_batch_X`): one dialogue of 630 turns (DSTC9 has one) no longer pads every other."""
+    mask = np.zeros((table.n_dialogues, int(table.n_turns.max())), dtype=bool)
+    mask[table.dialogue, table.position] = True
+    return {"F": feats.astype(np.float32), "start": table.start[:-1].astype(np.int64),
+            "len": table.n_turns.astype(np.int64), "mask": mask}
+
+
+def _batch_X(t: dict, idx, T: int):
+    """The padded ``(len(idx), T, D)`` features of dialogues ``idx`` (torch tensors of :func:`_ragged`'s arrays):
+    what the padded array of every dialogue would hold at ``[idx, :T]``."""
+    import torch
+
+    pos = torch.arange(T)
+    valid = pos[None, :] < t["len"][idx][:, None]
+    X = torch.zeros((len(idx), T, t["F"].shape[1]), dtype=t["F"].dtype)
+    X[valid] = t["F"][(t["start"][idx][:, None] + pos[None, :])[valid]]
+    return X
+
+
+def _chunk_rows(table: TurnTable, dialogues: np.ndarray) -> np.ndarray:
+    """The flat turn rows of ``dialogues`` (table rows), dialogue after dialogue."""
+    return np.concatenate([np.arange(table.start[i], table.start[i + 1]) for i in dialogues.tolist()])
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
@@ -342,9 +369,8 @@ class Neural(Estimator):
         p = self.params
         dlg, turn = self._split(list(scales), scales)
         widths = [len(scales[d].levels) for d in dlg]
-        X, mask = _padded(table, self._features(table, fit=True))
-        n = len(X)
-        data = {"X": X, "mask": mask, "len": mask.sum(1).astype(np.int64)}
+        data = _ragged(table, self._features(table, fit=True))
+        n, mask = table.n_dialogues, data["mask"]
         trained = [d for d in dlg if d in y]
         if trained:
             data["Yq"] = np.zeros((n, len(trained), max(widths)), dtype=np.float32)
@@ -373,26 +399,25 @@ class Neural(Estimator):
         dlg, turn = self._split(list(rows), self.learnt)
         widths = [len(self.learnt[d].levels) for d in dlg]
         heads = [_head_name(n) for n in turn]
-        X, mask = _padded(table, self._features(table))
-        X = X.astype(np.float64)  # float64 forward: BLAS rounding no longer shows in the probabilities
-        acc: dict[str, np.ndarray] = {}
-        order = np.argsort(table.n_turns, kind="stable")  # batches of similar length
-        for w in members:
-            out = {h: np.zeros((*mask.shape, len(self.learnt[n].levels))) for h, n in zip(heads, turn, strict=True)}
-            if dlg:
-                out["pooled"] = np.zeros((len(X), len(dlg), max(widths)))
-            for s in range(0, len(order), 128):  # chunks of similar lengths: little padding
-                chunk = order[s:s + 128]
-                T = int(table.n_turns[chunk].max())
-                o = forward_numpy(w, X[chunk, :T], mask[chunk, :T], heads, len(dlg),
-                                  widths if len(set(widths)) > 1 else None)
+        feats = self._features(table)
+        T_max = int(table.n_turns.max())
+        acc = {h: np.zeros((table.n_dialogues, T_max, len(self.learnt[n].levels)))
+               for h, n in zip(heads, turn, strict=True)}
+        if dlg:
+            acc["pooled"] = np.zeros((table.n_dialogues, len(dlg), max(widths)))
+        order = np.argsort(table.n_turns, kind="stable")  # chunks of similar lengths: little padding
+        for s in range(0, len(order), 128):
+            chunk = order[s:s + 128]
+            X, mask = _padded(table.take(chunk), feats[_chunk_rows(table, chunk)])
+            X = X.astype(np.float64)  # float64 forward: BLAS rounding no longer shows in the probabilities
+            T = X.shape[1]
+            for w in members:
+                o = forward_numpy(w, X, mask, heads, len(dlg), widths if len(set(widths)) > 1 else None)
                 for k, v in o.items():
                     if k == "pooled":
-                        out[k][chunk] = v
+                        acc[k][chunk] += v / len(members)
                     else:
-                        out[k][chunk, :T] = v
-            for k, v in out.items():
-                acc[k] = acc.get(k, 0) + v / len(members)
+                        acc[k][chunk, :T] += v / len(members)
         pred = {d: normalise_rows(acc["pooled"][:, i, :widths[i]]) for i, d in enumerate(dlg)}
         for h, n in zip(heads, turn, strict=True):
             r = rows[n]
@@ -411,9 +436,8 @@ class Neural(Estimator):
     def _fit_past(self, table: TurnTable, y: ScaleArrays) -> list[dict[str, np.ndarray]]:
         """The members of the causal network (and the stacked linear model, with ``stack_linear``)."""
         p = self.params
-        X, mask = _padded(table, self._turn_features(table, fit=True))
-        data = {"X": X, "mask": mask, "len": mask.sum(1).astype(np.int64),
-                **_turn_targets(table, mask.shape, y, list(y))}
+        data = _ragged(table, self._turn_features(table, fit=True))
+        data |= _turn_targets(table, data["mask"].shape, y, list(y))
         heads = [(name, probs.shape[1], self.learnt[name].kind == "ordinal") for name, (_, probs) in y.items()]
         seeds = [self.seed + m for m in range(p["ensemble"])]
         with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, "
@@ -434,7 +458,7 @@ class Neural(Estimator):
         order = np.argsort(table.n_turns, kind="stable")  # chunks of dialogues of similar length: little padding
         for c in range(0, len(order), 128):
             dlg = order[c:c + 128]
-            turns = np.concatenate([np.arange(table.start[i], table.start[i + 1]) for i in dlg.tolist()])
+            turns = _chunk_rows(table, dlg)
             X, mask = _padded(table.take(dlg), feats[turns])
             X = X.astype(np.float64)
             for w in self.members:
@@ -493,7 +517,7 @@ class Neural(Estimator):
 
 def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
                  advance: Callable[[int], object] | None = None) -> dict[str, np.ndarray]:
-    """Train one member of the whole-dialogue network (one torch thread, seeded) on padded arrays; returns its
+    """Train one member of the whole-dialogue network (one torch thread, seeded) on :func:`_ragged` arrays; returns its
     weights (float16 precision).
 
     ``spec``: ``{"heads": [[scale, weights' name, levels, trained], ...], "pooled": [dialogue-level scales,
@@ -511,11 +535,11 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
     torch.manual_seed(seed)
     gen = np.random.default_rng(seed)
     heads, (k, L, pooled_trained) = spec["heads"], spec["pooled"]
-    net = _build_net(t["X"].shape[2], p["hidden"], p["dropout"], tuple(h[2] for h in heads), (k, L),
+    net = _build_net(t["F"].shape[1], p["hidden"], p["dropout"], tuple(h[2] for h in heads), (k, L),
                      spec.get("pooled_widths"))
 
     def batch_loss(idx, T: int, lens):
-        q, *turns = net(t["X"][idx, :T], t["mask"][idx, :T], lens)
+        q, *turns = net(_batch_X(t, idx, T), t["mask"][idx, :T], lens)
         loss = torch.zeros(())
         if pooled_trained:
             loss = loss + _quality_loss(q, t["Yq"][idx], p["ordinal_weight"], t["mq"][idx] if "mq" in t else None)
@@ -587,7 +611,7 @@ def _optimise(net, t: dict, p: dict, gen: np.random.Generator, batch_loss: Calla
     import torch
 
     opt = torch.optim.AdamW(net.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
-    n = len(t["X"])
+    n = len(t["len"])
     per_epoch = (n + p["batch_size"] - 1) // p["batch_size"]
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=p["lr"], total_steps=p["epochs"] * per_epoch,
                                                 pct_start=0.2)
@@ -642,10 +666,10 @@ def train_turn_member(data: dict[str, np.ndarray], p: dict, seed: int, heads: li
     t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in data.items()}
     torch.manual_seed(seed)
     gen = np.random.default_rng(seed)
-    net = _build_turn_net(t["X"].shape[2], p["hidden"], p["dropout"], heads)
+    net = _build_turn_net(t["F"].shape[1], p["hidden"], p["dropout"], heads)
 
     def batch_loss(idx, T: int, lens):
-        outs = net(t["X"][idx, :T], t["mask"][idx, :T], lens)
+        outs = net(_batch_X(t, idx, T), t["mask"][idx, :T], lens)
         loss = torch.zeros(())
         for (name, _, ordinal), logits in zip(heads, outs, strict=True):
             Y, m = t[f"Y/{name}"][idx, :T], t[f"m/{name}"][idx, :T]
