@@ -122,3 +122,35 @@ def test_ragged_batches_equal_the_padded_array(en60):
         T = int(table.n_turns[idx].max())
         got = _batch_X(t, torch.tensor(idx), T).numpy()
         assert got.dtype == X.dtype and np.array_equal(got, X[idx, :T])
+
+
+def test_lexical_vectors_have_unit_variance_on_the_training_turns(en60):
+    from dialeval.models.neural import _Lexical
+
+    texts = TurnTable.from_corpus(en60).texts
+    lex = _Lexical.fit(texts, 16, seed=0)
+    Z = lex.transform(texts)
+    assert Z.shape == (len(texts), 16) and Z.dtype == np.float32
+    np.testing.assert_allclose(Z.std(axis=0), 1, atol=1e-4)
+    assert np.array_equal(lex.components, lex.components.astype(np.float16).astype(np.float64))  # as saved
+    assert _Lexical.fit(["a"], 16, seed=0) is None and _Lexical.fit(["", ""], 16, seed=0) is None  # nothing to keep
+    assert len(_Lexical.fit(["ab cd", "cd ef", "ef gh"], 16, seed=0).components) == 2  # at most turns - 1
+
+
+def test_lexical_part_is_saved_and_off_when_zero(fitted, en60, tmp_path):
+    import json
+
+    folder = fitted.save(tmp_path / "m")
+    config = json.loads((folder / "model.json").read_text())["config"]
+    assert config["lexical"]["dims"] == fitted.params["lexical"] == 128
+    with np.load(folder / "arrays.npz") as z:
+        assert z["lexical/components"].dtype == np.float16 and z["lexical/components"].shape[0] == 128
+    plain = Neural(seed=3, progress=False, lexical=0, **{**SMALL, "ensemble": 1}).fit(en60)
+    assert plain.lexical is None and "lexical" not in plain._state()[0]
+    assert fitted.members[0]["proj.weight"].shape[1] == plain.members[0]["proj.weight"].shape[1] + 128
+
+
+@pytest.mark.parametrize("bad", [-1, True, 1.5, 2000])
+def test_lexical_parameter_is_checked(bad):
+    with pytest.raises(DialevalError, match=r"lexical = .* is not allowed; allowed are integers 0 <= lexical"):
+        Neural(lexical=bad)
