@@ -130,6 +130,11 @@ class TurnTable:
                          tuple(self.senders[t] for t in turns.tolist()) if self.senders else ())
 
 
+def rounded(levels: tuple[str, ...], row: np.ndarray, digits: int = 6) -> dict[str, float]:
+    """A distribution as a run file holds it: ``{level: probability rounded to digits}``."""
+    return dict(zip(levels, (round(float(v), digits) for v in row), strict=True))
+
+
 @dataclass
 class Predicted:
     """Predicted (or gold) distributions on a :class:`TurnTable`; a subtask not predicted is None.
@@ -195,22 +200,19 @@ class Predicted:
         Rounding keeps every value >= 0 and each distribution's sum within ``10**-digits * L`` of 1 (the
         scorer normalises).
         """
-        def dist(row: np.ndarray, levels: tuple[str, ...]) -> dict[str, float]:
-            return dict(zip(levels, (round(float(v), digits) for v in row), strict=True))
-
         records: list[dict] = [{"id": i} for i in table.ids]
         if self.quality is not None:
             q = {k: np.asarray(self.quality[k]) for k in QUALITY_KEYS}
             for r, rec in enumerate(records):
-                rec["quality"] = {k: dist(q[k][r], QUALITY_LEVELS) for k in QUALITY_KEYS}
+                rec["quality"] = {k: rounded(QUALITY_LEVELS, q[k][r], digits) for k in QUALITY_KEYS}
         if self.customer is not None and self.helpdesk is not None:
             rows = np.where(table.is_customer, np.cumsum(table.is_customer) - 1, np.cumsum(~table.is_customer) - 1)
             for r, rec in enumerate(records):
                 nug = []
                 for t in range(int(table.start[r]), int(table.start[r + 1])):
                     if table.is_customer[t]:
-                        nug.append(dist(self.customer[rows[t]], NUGGET_TYPES[CUSTOMER]))
+                        nug.append(rounded(NUGGET_TYPES[CUSTOMER], self.customer[rows[t]], digits))
                     else:
-                        nug.append(dist(self.helpdesk[rows[t]], NUGGET_TYPES[HELPDESK]))
+                        nug.append(rounded(NUGGET_TYPES[HELPDESK], self.helpdesk[rows[t]], digits))
                 rec["nugget"] = nug
         return records

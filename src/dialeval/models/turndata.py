@@ -26,7 +26,7 @@ import numpy as np
 
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError
-from dialeval.models.data import TurnTable
+from dialeval.models.data import TurnTable, rounded
 from dialeval.tasks import Task, context_of, tasks_for
 
 TurnArrays = dict[str, tuple[np.ndarray, np.ndarray]]
@@ -166,17 +166,22 @@ def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]
             raise DialevalError(f"no {'dialogue' if s.level == 'dialogue' else 'turn'} is labelled on scale "
                                 f"{name!r}; training needs labelled items", file=corpus.source)
         elif s.level == "dialogue":
-            row_of = {i: r for r, i in enumerate(table.ids)}
-            out[name] = (np.array([row_of[i] for i in d.ids], dtype=np.int64), d.probs.astype(np.float64))
+            out[name] = (dialogue_rows(table, d.ids), d.probs.astype(np.float64))
         else:
             out[name] = (flat_rows(table, d.item_keys()), d.probs.astype(np.float64))
     return out
 
 
+def dialogue_rows(table: TurnTable, ids: list[str]) -> np.ndarray:
+    """The table rows of dialogues ``ids`` (every id must be in the table)."""
+    row_of = {i: r for r, i in enumerate(table.ids)}
+    return np.array([row_of[i] for i in ids], dtype=np.int64)
+
+
 def flat_rows(table: TurnTable, keys: list[tuple[str, int | None]]) -> np.ndarray:
     """Flat turn rows of ``(dialogue id, 0-based turn)`` keys (every key must be in the table)."""
-    row_of = {i: r for r, i in enumerate(table.ids)}
-    return np.array([int(table.start[row_of[i]]) + int(t) for i, t in keys], dtype=np.int64)
+    dialogues = dialogue_rows(table, [i for i, _ in keys])
+    return (table.start[dialogues] + np.array([int(t) for _, t in keys], dtype=np.int64)).astype(np.int64)
 
 
 def rows_for(table: TurnTable, scale: TurnScale) -> np.ndarray:
@@ -202,14 +207,14 @@ def turn_records(table: TurnTable, turns: TurnArrays, scales: dict[str, TurnScal
         levels = scales[name].levels
         if scales[name].level == "dialogue":
             for r, p in zip(rows.tolist(), probs, strict=True):
-                records[r][name] = {lv: round(float(v), digits) for lv, v in zip(levels, p.tolist(), strict=True)}
+                records[r][name] = rounded(levels, p, digits)
             continue
         for r, p in zip(rows.tolist(), probs, strict=True):
             entry = per_turn.get(r)
             if entry is None:
                 entry = per_turn[r] = {"turn": int(table.position[r]), "labels": {}}
                 records[int(table.dialogue[r])]["turns"].append(entry)
-            entry[name] = {lv: round(float(v), digits) for lv, v in zip(levels, p.tolist(), strict=True)}
+            entry[name] = rounded(levels, p, digits)
             entry["labels"][name] = levels[int(np.argmax(p))]
     for rec in records:
         rec["turns"] = sorted(rec.pop("turns"), key=lambda e: e["turn"])  # last key: dialogue scales first
