@@ -117,11 +117,16 @@ class TurnTable:
     def is_last(self) -> np.ndarray:
         return self.position == self.n_turns[self.dialogue] - 1
 
+    def turn_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The flat turn rows of the dialogues at ``rows`` (an index array), dialogue after dialogue."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return np.concatenate([np.arange(self.start[r], self.start[r + 1]) for r in rows.tolist()]
+                              ) if len(rows) else np.zeros(0, dtype=np.int64)
+
     def take(self, rows: np.ndarray) -> TurnTable:
         """The dialogues at ``rows`` (an index array), in that order."""
         rows = np.asarray(rows, dtype=np.int64)
-        turns = np.concatenate([np.arange(self.start[r], self.start[r + 1]) for r in rows.tolist()]
-                               ) if len(rows) else np.zeros(0, dtype=np.int64)
+        turns = self.turn_rows(rows)
         n_turns = self.n_turns[rows]
         start = np.concatenate([[0], np.cumsum(n_turns)]).astype(np.int64)
         dlg = np.repeat(np.arange(len(rows)), n_turns)

@@ -112,9 +112,17 @@ def _batch_X(t: dict, idx, T: int):
     return X
 
 
-def _chunk_rows(table: TurnTable, dialogues: np.ndarray) -> np.ndarray:
-    """The flat turn rows of ``dialogues`` (table rows), dialogue after dialogue."""
-    return np.concatenate([np.arange(table.start[i], table.start[i + 1]) for i in dialogues.tolist()])
+def _padded_chunks(table: TurnTable, feats: np.ndarray, size: int = 128):
+    """Prediction's inputs chunk by chunk: ``(dialogues, turns, X, mask)`` for ``size`` dialogues of similar
+    length at a time (little padding, and never the whole table padded to its longest dialogue): their table
+    rows, their flat turn rows, their padded features in float64 (BLAS rounding no longer shows in the
+    probabilities) and the mask of real turns."""
+    order = np.argsort(table.n_turns, kind="stable")
+    for s in range(0, len(order), size):
+        chunk = order[s:s + size]
+        turns = table.turn_rows(chunk)
+        X, mask = _padded(table.take(chunk), feats[turns])
+        yield chunk, turns, X.astype(np.float64), mask
 
 
 LEXICAL = {"analyzer": "char_wb", "ngram_max": 3, "max_features": 20000}
@@ -472,11 +480,7 @@ class Neural(Estimator):
                for h, n in zip(heads, turn, strict=True)}
         if dlg:
             acc["pooled"] = np.zeros((table.n_dialogues, len(dlg), max(widths)))
-        order = np.argsort(table.n_turns, kind="stable")  # chunks of similar lengths: little padding
-        for s in range(0, len(order), 128):
-            chunk = order[s:s + 128]
-            X, mask = _padded(table.take(chunk), feats[_chunk_rows(table, chunk)])
-            X = X.astype(np.float64)  # float64 forward: BLAS rounding no longer shows in the probabilities
+        for chunk, _, X, mask in _padded_chunks(table, feats):
             T = X.shape[1]
             for w in members:
                 o = forward_numpy(w, X, mask, heads, len(dlg), widths if len(set(widths)) > 1 else None)
@@ -522,12 +526,7 @@ class Neural(Estimator):
     def _predict_past(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         feats = self._turn_features(table)
         flat = {n: np.zeros((len(table.texts), len(s.levels))) for n, s in self.learnt.items() if n in rows}
-        order = np.argsort(table.n_turns, kind="stable")  # chunks of dialogues of similar length: little padding
-        for c in range(0, len(order), 128):
-            dlg = order[c:c + 128]
-            turns = _chunk_rows(table, dlg)
-            X, mask = _padded(table.take(dlg), feats[turns])
-            X = X.astype(np.float64)
+        for _, turns, X, mask in _padded_chunks(table, feats):
             for w in self.members:
                 for name, probs in forward_turns_numpy(w, X, mask, list(flat)).items():
                     flat[name][turns] += probs[mask] / len(self.members)
@@ -590,14 +589,14 @@ class Neural(Estimator):
 
 def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
                  advance: Callable[[int], object] | None = None) -> dict[str, np.ndarray]:
-    """Train one member of the whole-dialogue network (one torch thread, seeded) on :func:`_ragged` arrays; returns its
-    weights (float16 precision).
+    """Train one member of the whole-dialogue network (one torch thread, seeded) on :func:`_ragged` arrays;
+    returns its weights (float16 precision).
 
     ``spec``: ``{"heads": [[scale, weights' name, levels, trained], ...], "pooled": [dialogue-level scales,
-    levels, trained]}``. Loss: the pooled heads' (``Yq``), then each trained turn head's soft cross-entropy on
-    its labelled turns. A
-    module-level function so that members can train in separate processes: the result depends on the
-    seed and the data only, not on the process or the number of workers.
+    levels, trained], "pooled_widths": levels of each pooled scale when they differ, else None}``. Loss: the
+    pooled heads' (``Yq``, only the rated pairs of ``mq`` when given), then each trained turn head's soft
+    cross-entropy on its labelled turns. A module-level function so that members can train in separate
+    processes: the result depends on the seed and the data only, not on the process or the number of workers.
     """
     import torch
 
