@@ -33,7 +33,7 @@ from dialeval.service.boundary import detail, validation_errors
 from dialeval.service.collection.routes import collection_router
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
-from dialeval.service.errors import ServiceError
+from dialeval.service.errors import ServiceError, status_of
 from dialeval.service.leaderboard import tasks
 from dialeval.service.leaderboard.routes import leaderboard_router
 from dialeval.service.leaderboard.scoring_pool import Scorer
@@ -150,7 +150,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         try:
             team, token = register_any(request, name, affiliation, invite.strip())
         except (ServiceError, DialevalError) as e:
-            status = e.status if isinstance(e, ServiceError) else 422
+            status = status_of(e)
             return page(request, "index.html", status, error=detail(str(e)), registration=mode,
                         form={"name": quote(name, teams.MAX_NAME)},
                         tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])

@@ -6,6 +6,8 @@ the service's own refusals.
 
 from __future__ import annotations
 
+from dialeval.errors import DialevalError
+
 
 class ServiceError(Exception):
     """A refusal with an HTTP status and optional headers (e.g. ``Retry-After``)."""
@@ -48,3 +50,8 @@ class QuotaSpent(ServiceError):
 
 class Unavailable(ServiceError):
     status = 503
+
+
+def status_of(e: ServiceError | DialevalError) -> int:
+    """The HTTP status of a refusal: its own for a :class:`ServiceError`, 422 for a bad file or value."""
+    return e.status if isinstance(e, ServiceError) else 422

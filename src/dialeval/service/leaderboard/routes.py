@@ -32,7 +32,7 @@ from dialeval.service.bearer import Token, token_of
 from dialeval.service.boundary import detail, one_file_part
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
-from dialeval.service.errors import ServiceError
+from dialeval.service.errors import ServiceError, status_of
 from dialeval.service.leaderboard import board, submissions, tasks
 from dialeval.service.leaderboard.runs import SUBTASKS
 from dialeval.service.leaderboard.scoring_pool import Scorer
@@ -137,7 +137,7 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
         try:
             return task_page(request, task, by, per)
         except (ServiceError, DialevalError) as e:
-            status = e.status if isinstance(e, ServiceError) else 422
+            status = status_of(e)
             return page(request, "error.html", status, error=detail(str(e)))
 
     @router.post("/tasks/{task}/submit", response_class=HTMLResponse, include_in_schema=False,
@@ -150,7 +150,7 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
             team = await run_in_threadpool(teams.authenticate, db, token.strip())
             result = await score_and_store(team, task, file, leaderboard is not None)
         except (ServiceError, DialevalError) as e:
-            status = e.status if isinstance(e, ServiceError) else 422
+            status = status_of(e)
             try:
                 return await run_in_threadpool(task_page, request, task, None, "team", status,
                                                error=detail(str(e)))
