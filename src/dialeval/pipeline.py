@@ -10,10 +10,10 @@ Lines, gzip'ed or not: :mod:`dialeval.io.stream`) in bounded memory and writes, 
   rejected, ``in_training``: how many were in the model's training data, :mod:`dialeval.models.leakage`, with
   a few of their ids); the model (kind, checksum), the subtasks and the dialeval version.
 
-Dialogues are predicted in fixed chunks of :data:`CHUNK_DIALOGUES` consecutive dialogues of a shard, and
-each text is embedded on its own (:func:`dialeval.models.encoders.embed`), so a shard's output bytes depend
-only on the shard and the model: not on the embedding cache, the thread count, or where it ran
-(in-process or on a Dask worker, :mod:`dialeval.distributed`). A shard is written atomically and the
+Dialogues are predicted in fixed chunks of :data:`CHUNK_DIALOGUES` consecutive dialogues of a shard, and a
+text's embedding does not depend on which texts share its batch (:func:`dialeval.models.encoders.embed`), so a
+shard's output bytes depend only on the shard and the model: not on the embedding cache, the thread count, or
+where it ran (in-process or on a Dask worker, :mod:`dialeval.distributed`). A shard is written atomically and the
 manifest after each shard, so a run killed half-way and run again skips every shard whose input and output
 checksums match the manifest and writes each remaining shard once.
 """

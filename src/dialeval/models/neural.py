@@ -559,7 +559,8 @@ class Neural(Estimator):
         return config, arrays
 
     def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:
-        if config.get("encoder") != encoders.ENCODER or config.get("features") != list(POSITION_FEATURES):
+        if (config.get("encoder") not in (encoders.ENCODER, *encoders.SAME_NETWORK)
+                or config.get("features") != list(POSITION_FEATURES)):
             raise DialevalError(f"this neural model was trained with encoder {config.get('encoder')!r} and "
                                 f"features {config.get('features')}; this dialeval has {encoders.ENCODER!r} and "
                                 f"{list(POSITION_FEATURES)}")
