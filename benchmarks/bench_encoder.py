@@ -42,6 +42,7 @@ def main() -> None:
 
     print(f"machine: {os.cpu_count()} CPUs, dialeval threads {default_threads()}; load average "
           f"{os.getloadavg()[0]:.2f} at start; encoder {encoders.ENCODER}, ROWS {encoders.ROWS}")
+    cores = str(default_threads())
     encoders.warm()
     backend = encoders._use()._model
 
@@ -67,7 +68,7 @@ def main() -> None:
             t_a, ref = best(one_per_call, texts)
             t_b, batched = best(backend._encode, texts)
         t_c1, emb = ours(texts, "1")
-        t_c2, emb2 = ours(texts, str(default_threads()))
+        t_c2, emb2 = ours(texts, cores)
         alone = np.stack([encoders.embed([t], cache=False, progress=False)[0] for t in texts[:300]])
         n = len(texts)
         print(f"test_data_{name}.json, {n} turns:")
@@ -76,7 +77,7 @@ def main() -> None:
               f"max |b - a| {np.abs(batched - ref).max():.1e}, rows equal to (a) {(batched == ref).all(1).mean():.1%}")
         print(f"  (c) dialeval, 1 thread                 : {t_c1:5.2f} s  {n / t_c1:5.0f} turns/s  "
               f"max |c - a| {np.abs(emb - ref).max():.1e}")
-        print(f"  (c) dialeval, {default_threads()} threads                : {t_c2:5.2f} s  {n / t_c2:5.0f} turns/s  "
+        print(f"  (c) dialeval, {cores} threads                : {t_c2:5.2f} s  {n / t_c2:5.0f} turns/s  "
               f"same bits as 1 thread: {np.array_equal(emb, emb2)}; alone = among others (300 turns): "
               f"{np.array_equal(alone, emb[:300])}")
 

@@ -119,7 +119,9 @@ def _forward(ids: list[list[int]]) -> np.ndarray:
     lens = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
     starts = np.concatenate([[0], np.cumsum(lens)])
     n = int(starts[-1])
-    flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=n)
+    N = -(-n // ROWS) * ROWS  # token rows padded to whole blocks once (rows n..N-1: id 0, never read by a text)
+    flat = np.zeros(N, dtype=np.int64)
+    flat[:n] = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=n)
     emb = w.table[flat].astype(np.float32)
     chunk = flat % _NUM_CHUNKS
     emb *= w.scale[chunk, None]
@@ -127,23 +129,24 @@ def _forward(ids: list[list[int]]) -> np.ndarray:
     x = _blocks(emb, w.proj_W)
     x += w.proj_b
     _layernorm(x, w.ln_g_all, w.ln_b_all, w.eps)
-    # window slot j of token t: token t - left + j of the same text, else the zero row n
+    # window slot j of token t: token t - left + j of the same text, else the zero row N (always for padding)
     owner = np.repeat(np.arange(len(ids)), lens)
-    lo, hi = starts[:-1][owner], starts[1:][owner]
-    feats = np.empty((n, _EMB_DIM + len(_ORDERS) * _CNN_DIM), dtype=np.float32)
+    lo, hi = np.full(N, N), np.full(N, N)
+    lo[:n], hi[:n] = starts[:-1][owner], starts[1:][owner]
+    feats = np.empty((N, _EMB_DIM + len(_ORDERS) * _CNN_DIM), dtype=np.float32)
     feats[:, :_EMB_DIM] = emb
-    buf = np.zeros((n + 1, _CNN_DIM), dtype=np.float32)
+    buf = np.zeros((N + 1, _CNN_DIM), dtype=np.float32)
     for i, (order, left) in enumerate(_ORDERS):
-        pos = np.arange(n)[:, None] - left + np.arange(order)
-        cols = np.where((pos >= lo[:, None]) & (pos < hi[:, None]), pos, n)
+        pos = np.arange(N)[:, None] - left + np.arange(order)
+        cols = np.where((pos >= lo[:, None]) & (pos < hi[:, None]), pos, N)
         xs = x[:, i * _CNN_DIM:(i + 1) * _CNN_DIM]
-        buf[:n] = xs
-        h = _blocks(buf[cols].reshape(n, -1), w.w1[i])
+        buf[:N] = xs
+        h = _blocks(buf[cols].reshape(N, -1), w.w1[i])
         h += w.b1[i]
         np.maximum(h, 0, out=h)
         h += xs
-        buf[:n] = h
-        c = _blocks(buf[cols].reshape(n, -1), w.w2[i])
+        buf[:N] = h
+        c = _blocks(buf[cols].reshape(N, -1), w.w2[i])
         c += w.b2[i]
         np.maximum(c, 0, out=c)
         c += h
