@@ -224,6 +224,7 @@ def test_cli_turn_scores_of_a_ratings_model_is_a_one_line_error(dstc9_dir, tmp_p
                 "--scores", str(tmp_path / "scores.json")])
     err = capsys.readouterr().err
     assert code == 2 and not (tmp_path / "scores.json").exists()
+    assert not (tmp_path / "run.json").exists()  # refused before anything is written
     line = next(x for x in err.splitlines() if x.startswith("error:"))
     assert "no turn-level scale ordered from good to bad" in line and "human (overall)" in line
 

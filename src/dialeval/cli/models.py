@@ -177,6 +177,21 @@ def _predicted_scales(records: list[dict]) -> str:
                                                for k, v in item.items() if isinstance(v, dict) and k != "labels"))
 
 
+def _turn_scores(records: list[dict], source: Path) -> list[dict]:
+    """``--scores``: each predicted turn's score; an error naming the predicted scales when none has one."""
+    from dialeval.models.transfer import turn_scores
+
+    scores = turn_scores(records)
+    if records and not any(r["turns"] for r in scores):
+        from dialeval.tasks import TASKS
+
+        ordered = ", ".join(s for t in TASKS.values() if t.good_to_bad for s in t.scales)
+        raise DialevalError("--scores: the predictions have no turn-level scale ordered from good to bad "
+                            f"({ordered}), so no turn score; this model predicts {_predicted_scales(records)}",
+                            file=str(source))
+    return scores
+
+
 def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, to: PredictTo,
                  scores_out: Path | None, from_, names) -> None:
     """One input predicted in this process: a run file, DBDC3 labels files and/or turn scores."""
@@ -190,12 +205,17 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
         raise DialevalError("--to dbdc and --scores are for turn-level scales; these are STC-3 dialogues")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TrainingDataWarning)
-        records = predict(corpus, model=model, subtask=subtask, out=out_path if to == PredictTo.run else None)
+        records = predict(corpus, model=model, subtask=subtask)
     for w in caught:
         if issubclass(w.category, TrainingDataWarning):
             warn(str(w.message))
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    scores = _turn_scores(records, source) if scores_out is not None else None  # refused before anything is written
+    if to == PredictTo.run:
+        from dialeval.io.runs import write_run
+
+        write_run(records, str(out_path))
     if to == PredictTo.dbdc:
         from dialeval.io.turnruns import write_dbdc_labels
 
@@ -203,16 +223,7 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
         err.print(f"wrote {len(files)} DBDC3 labels file(s) to {out_path}", markup=False)
     if scores_out is not None:
         from dialeval.io.atomic import write_text
-        from dialeval.models.transfer import turn_scores
 
-        scores = turn_scores(records)
-        if records and not any(r["turns"] for r in scores):
-            from dialeval.tasks import TASKS
-
-            ordered = ", ".join(s for t in TASKS.values() if t.good_to_bad for s in t.scales)
-            raise DialevalError("--scores: the predictions have no turn-level scale ordered from good to bad "
-                                f"({ordered}), so no turn score; this model predicts {_predicted_scales(records)}",
-                                file=str(source))
         write_text(scores_out, json_text(scores, indent=None) + "\n")
         err.print(f"wrote turn scores to {scores_out}", markup=False)
     what = subtask if not turn_level else _predicted_scales(records)
