@@ -36,6 +36,9 @@ class Scale:
     sender: str | None = None
     description: str = ""
     values: tuple[float, ...] | None = None
+    panel: bool = False
+    """Whether every item's labels come from one fixed panel of annotators, listed in one order: the j-th label
+    of every item is the same person's (STC-3: its 19 annotators). False: who labelled may differ by item."""
 
     def __post_init__(self) -> None:
         if self.kind not in ("ordinal", "nominal"):

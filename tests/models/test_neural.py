@@ -48,6 +48,45 @@ def test_numpy_forward_equals_torch_on_ragged_batches():
     np.testing.assert_allclose(out["heads.1"][mask], torch.softmax(h, -1).numpy()[mask], atol=1e-5)
 
 
+def test_numpy_forward_equals_torch_with_a_panel():
+    """Pooled heads of a 3-annotator panel (two scales of 4 and 3 levels), a turn head of a 2-annotator panel and
+    one of the crowd: the numpy mean of the annotators' distributions equals PyTorch's."""
+    import torch
+
+    torch.manual_seed(1)
+    net = _build_net(12, 8, 0.0, pooled=(2, 4), pooled_widths=[4, 3], panel=3, turn_panels=(2, 1)).eval()
+    rng = np.random.default_rng(1)
+    lengths = np.array([2, 5, 1])
+    X = rng.normal(size=(3, 5, 12)).astype(np.float32)
+    mask = np.arange(5)[None, :] < lengths[:, None]
+    X[~mask] = 0
+    with torch.no_grad():
+        q, c, h = net(torch.from_numpy(X), torch.from_numpy(mask), torch.from_numpy(lengths))
+    assert tuple(q.shape) == (3, 2, 3, 4) and tuple(c.shape) == (3, 5, 2, 4) and tuple(h.shape) == (3, 5, 3)
+    w = {k: v.numpy() for k, v in net.state_dict().items()}
+    out = forward_numpy(w, X, mask, ["heads.0", "heads.1"], 2, [4, 3], panel=3, turn_panels=[2, 1])
+    np.testing.assert_allclose(out["pooled"], torch.softmax(q, -1).mean(2).numpy(), atol=1e-5)
+    np.testing.assert_allclose(out["heads.0"][mask], torch.softmax(c, -1).mean(2).numpy()[mask], atol=1e-5)
+    np.testing.assert_allclose(out["heads.1"][mask], torch.softmax(h, -1).numpy()[mask], atol=1e-5)
+    assert np.all(out["pooled"][:, 1, 3] < 1e-12)  # the 3-level scale's 4th bin
+
+
+def test_panel_heads_learn_each_annotator_unless_pooled(fitted, en60, tmp_path):
+    """STC-3 lists its 19 annotators in one order: by default the quality and nugget heads predict each one's
+    labels (saved as ``panel`` and ``turn_panels``, reloaded); ``annotators="pooled"``: the crowd's directly."""
+    config, arrays = fitted._state()
+    assert fitted.panel == config["panel"] == 19
+    assert config["turn_panels"] == {"nugget_customer": 19, "nugget_helpdesk": 19}
+    assert arrays["m0/qual_out.weight"].shape[0] == 3 * 5 * 19 and arrays["m0/cust.weight"].shape[0] == 4 * 19
+    fitted.save(tmp_path / "m")
+    loaded = Estimator.load(tmp_path / "m")
+    assert loaded.panel == 19 and loaded.turn_panels == config["turn_panels"]
+    pooled = Neural(seed=3, progress=False, annotators="pooled", **{**SMALL, "ensemble": 1}).fit(en60)
+    assert pooled.panel == 1 and not pooled.turn_panels
+    assert "panel" not in pooled._state()[0] and "turn_panels" not in pooled._state()[0]
+    assert pooled.members[0]["qual_out.weight"].shape[0] == 3 * 5 and pooled.members[0]["cust.weight"].shape[0] == 4
+
+
 def test_fit_predict_scores(fitted, en60, assert_valid):
     records = assert_valid(fitted, en60)
     assert len(records) == 60 and all("quality" in r and "nugget" in r for r in records)
@@ -96,10 +135,33 @@ def test_padding_layout(tiny):
     assert X[~mask].sum() == 0
 
 
-@pytest.mark.parametrize(("param", "value"), [("hidden", 0), ("dropout", 1.0), ("epochs", "5"), ("lr", -1)])
+@pytest.mark.parametrize(("param", "value"), [("hidden", 0), ("dropout", 1.0), ("epochs", "5"), ("lr", -1),
+                                            ("input_dropout", 1.0), ("input_dropout", -0.1), ("input_dropout", True),
+                                            ("annotators", "each"), ("annotators", 19)])
 def test_bad_parameters(param, value):
     with pytest.raises(DialevalError, match=param):
         Neural(**{param: value})
+
+
+def test_input_dropout_acts_in_training_only(en60):
+    """Input dropout changes what training learns, each setting reproducibly; a trained network's forward in
+    evaluation mode is deterministic (prediction never drops inputs)."""
+    import torch
+
+    from dialeval.models.neural import _build_net
+
+    def weights(rate: float) -> np.ndarray:
+        m = Neural(seed=1, progress=False, **{**SMALL, "ensemble": 1, "epochs": 1, "input_dropout": rate}).fit(en60)
+        return m.members[0]["proj.weight"]
+
+    assert np.array_equal(weights(0.0), weights(0.0))
+    assert np.array_equal(weights(0.5), weights(0.5))
+    assert not np.array_equal(weights(0.0), weights(0.5))
+    net = _build_net(6, 4, 0.3, input_dropout=0.5).eval()
+    X, mask = torch.ones((2, 3, 6)), torch.ones((2, 3), dtype=torch.bool)
+    lengths = torch.tensor([3, 3])
+    a, b = net(X, mask, lengths), net(X, mask, lengths)
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
 
 
 def test_stack_linear_is_refused_on_stc3_rather_than_ignored(tiny):

@@ -19,9 +19,15 @@ Architecture of the whole-dialogue network (one member; the ensemble averages th
 4. the pooled heads of the dialogue-level scales (quality): the mean, max and last turn of the GRU states →
    ``Linear → GELU`` → ``Linear(→ L)`` for each scale (A, S, E: L = 5). Scales with fewer levels than the
    largest (DSTC9: 2, 3 and 5) get probability 0 past their own levels (:func:`_bins_mask`); a dialogue
-   unrated on a scale is left out of that scale's loss.
+   unrated on a scale is left out of that scale's loss;
+5. with ``annotators = "panel"``, the head of a scale labelled by a fixed panel of J annotators (STC-3: 19,
+   listed in one order on every dialogue, each with their own way of rating; quality and nuggets alike) has
+   ``J × L`` outputs: a distribution per annotator, each trained on that annotator's own labels; the scale's
+   prediction is their mean, and the losses below apply to that mean.
 
-Training (PyTorch, CPU): AdamW on soft labels — the annotators' distributions are the targets. Nugget
+Training (PyTorch, CPU): AdamW on soft labels — the annotators' distributions are the targets; each component
+of a turn's vector is dropped with probability ``input_dropout`` (whole-dialogue network only) before step 1's
+projection, which keeps the network from leaning on a few of its 1,164 inputs. Nugget
 loss: cross-entropy ``-sum_i q(i) log p(i)``; quality loss: cross-entropy plus ``ordinal_weight ×
 sum_i (cp(i) - cq(i))^2`` (the squared distance of the cumulative distributions, which respects the
 order of the levels the way NMD does). Prediction runs the same network in numpy (no torch import:
@@ -41,7 +47,7 @@ from dialeval.models import encoders
 from dialeval.models.base import Estimator, normalise_rows, register
 from dialeval.models.data import TurnTable
 from dialeval.models.features import POSITION_FEATURES, position_features, sender_onehot
-from dialeval.models.turndata import ScaleArrays
+from dialeval.models.turndata import ScaleArrays, panel_labels, turn_panel_labels
 from dialeval.threads import default_threads
 
 _N_CUST, _N_HELP, _N_LEVELS = 4, 3, 5
@@ -55,6 +61,7 @@ def _head_name(scale: str) -> str:
 
 
 UTTERANCES = ("mean", "none")
+ANNOTATORS = ("panel", "pooled")
 
 
 def _check_params(p: dict) -> None:
@@ -62,14 +69,18 @@ def _check_params(p: dict) -> None:
     for k in ints:
         if isinstance(p[k], bool) or not isinstance(p[k], int) or p[k] < 1:
             raise DialevalError(f"neural: {k} = {p[k]!r} is not allowed; allowed are integers >= 1")
-    for k in ("lr", "weight_decay", "dropout", "ordinal_weight"):
+    for k in ("lr", "weight_decay", "dropout", "input_dropout", "ordinal_weight"):
         if isinstance(p[k], bool) or not isinstance(p[k], int | float) or not (0 <= p[k] < 1e3):
             raise DialevalError(f"neural: {k} = {p[k]!r} is not allowed; allowed are numbers >= 0")
+    if p["annotators"] not in ANNOTATORS:
+        raise DialevalError(f"neural: annotators = {p['annotators']!r} is not allowed; allowed are "
+                            + ", ".join(map(repr, ANNOTATORS)))
     if p["utterances"] not in UTTERANCES:
         raise DialevalError(f"neural: utterances = {p['utterances']!r} is not allowed; allowed are "
                             + ", ".join(map(repr, UTTERANCES)))
-    if p["dropout"] >= 1:
-        raise DialevalError(f"neural: dropout = {p['dropout']!r} is not allowed; allowed are 0 <= dropout < 1")
+    for k in ("dropout", "input_dropout"):
+        if p[k] >= 1:
+            raise DialevalError(f"neural: {k} = {p[k]!r} is not allowed; allowed are 0 <= {k} < 1")
     k = p["lexical"]
     if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 1024:
         raise DialevalError(f"neural: lexical = {k!r} is not allowed; allowed are integers 0 <= lexical <= 1024")
@@ -227,11 +238,14 @@ def _gru_numpy(x: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray, b_ih: np.ndarr
 
 
 def forward_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray, heads: list[str],
-                  pooled: int, widths: list[int] | None = None) -> dict[str, np.ndarray]:
+                  pooled: int, widths: list[int] | None = None, panel: int = 1,
+                  turn_panels: list[int] | None = None) -> dict[str, np.ndarray]:
     """One member of the whole-dialogue network in numpy: ``{head: (n, T, L)}`` for the turn heads named
     ``heads`` (the names of their weights) and, with ``pooled`` dialogue-level scales, ``"pooled"``
     (n, pooled, L); ``widths``: the number of levels of each pooled scale when they differ (a scale's bins
-    past its own number get probability 0)."""
+    past its own number get probability 0); ``panel``: the number of annotators whose distributions the
+    pooled heads predict one by one (their mean is the prediction; 1: the crowd's distribution directly);
+    ``turn_panels``: the same for each turn head (None: 1 each)."""
     lengths = mask.sum(axis=1)
     T = X.shape[1]
     proj = np.zeros((*X.shape[:2], w["proj.weight"].shape[0]), dtype=X.dtype)
@@ -243,12 +257,16 @@ def forward_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray, hea
                      w["gru.bias_ih_l0_reverse"], w["gru.bias_hh_l0_reverse"])[rows, rev]
     ctx = np.concatenate([fwd, bwd], axis=-1) * mask[..., None]
     turn = np.concatenate([ctx, proj], axis=-1)
-    out = {h: _softmax(_dense(turn, w[f"{h}.weight"], w[f"{h}.bias"])) for h in heads}
+    out = {}
+    for h, J in zip(heads, turn_panels or [1] * len(heads), strict=True):
+        logits = _dense(turn, w[f"{h}.weight"], w[f"{h}.bias"])
+        out[h] = _softmax(logits.reshape(*logits.shape[:2], J, -1)).mean(axis=2)
     if pooled:
         hid = _gelu(_pool_numpy(ctx, mask, lengths) @ w["qual_hidden.weight"].T + w["qual_hidden.bias"])
         logits = hid @ w["qual_out.weight"].T + w["qual_out.bias"]
-        out["pooled"] = _softmax(logits.reshape(len(X), pooled, logits.shape[1] // pooled)
-                                 + _bins_mask(widths, logits.shape[1] // pooled))
+        L = logits.shape[1] // (pooled * panel)
+        per = _softmax(logits.reshape(len(X), pooled, panel, L) + _panel_bins(_bins_mask(widths, L)))
+        out["pooled"] = per.mean(axis=2)
     return out
 
 
@@ -264,6 +282,11 @@ def _bins_mask(widths: list[int] | None, L: int) -> np.ndarray | float:
     return np.where(np.arange(L)[None, :] < np.asarray(widths)[:, None], 0.0, _MASKED)
 
 
+def _panel_bins(bins: np.ndarray | float) -> np.ndarray | float:
+    """:func:`_bins_mask` broadcast over a panel's annotators: ``(k, 1, L)`` (or the scalar 0)."""
+    return bins[:, None, :] if isinstance(bins, np.ndarray) else bins
+
+
 def _pool_numpy(ctx: np.ndarray, mask: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     mean = ctx.sum(axis=1) / np.maximum(lengths, 1)[:, None]
     mx = np.where(mask[..., None], ctx, -np.inf).max(axis=1)
@@ -272,12 +295,12 @@ def _pool_numpy(ctx: np.ndarray, mask: np.ndarray, lengths: np.ndarray) -> np.nd
 
 
 def _contextualise(net, X, mask, lengths):
-    """A network's turn projection (``proj → GELU → dropout``, padding zeroed), its GRU states over the
-    dialogue's real turns, and the float mask ``(n, T, 1)``."""
+    """A network's turn projection (``input dropout → proj → GELU → dropout``, padding zeroed), its GRU states
+    over the dialogue's real turns, and the float mask ``(n, T, 1)``."""
     from torch import nn
 
     m = mask.unsqueeze(-1).to(X.dtype)
-    proj = net.drop(nn.functional.gelu(net.proj(X))) * m
+    proj = net.drop(nn.functional.gelu(net.proj(net.in_drop(X)))) * m
     packed = nn.utils.rnn.pack_padded_sequence(proj, lengths, batch_first=True, enforce_sorted=False)
     ctx, _ = net.gru(packed)
     ctx, _ = nn.utils.rnn.pad_packed_sequence(ctx, batch_first=True, total_length=X.shape[1])
@@ -285,29 +308,39 @@ def _contextualise(net, X, mask, lengths):
 
 
 def _build_net(d_in: int, hidden: int, dropout: float, widths: tuple[int, ...] = (_N_CUST, _N_HELP),
-               pooled: tuple[int, int] = (3, _N_LEVELS), pooled_widths: list[int] | None = None):
+               pooled: tuple[int, int] = (3, _N_LEVELS), pooled_widths: list[int] | None = None,
+               input_dropout: float = 0.0, panel: int = 1, turn_panels: tuple[int, ...] | None = None):
     """The whole-dialogue network: a head of each of ``widths`` levels per turn-level scale, and the pooled
     heads of ``pooled = (scales, levels)`` dialogue-level scales (none when 0), ``pooled_widths`` their numbers
-    of levels when they differ (``levels`` is the largest; :func:`_bins_mask`). Defaults: STC-3's."""
+    of levels when they differ (``levels`` is the largest; :func:`_bins_mask`). Defaults: STC-3's.
+    ``input_dropout``: dropout on the turn vectors' components in training (0: none, and no random draw).
+    ``panel``: the pooled heads' logits are ``(n, k, panel, L)``, one distribution per annotator of a fixed
+    panel (1: ``(n, k, L)``, the crowd's); ``turn_panels``: the same for each turn head (``(n, T, J, L)``; None:
+    1 each)."""
     import torch
     from torch import nn
 
     k, L = pooled
-    bins = torch.from_numpy(np.asarray(_bins_mask(pooled_widths, L), dtype=np.float32)) if pooled_widths else None
+    panels = turn_panels or (1,) * len(widths)
+    bins = (torch.from_numpy(np.asarray(_panel_bins(_bins_mask(pooled_widths, L)) if panel > 1
+                                        else _bins_mask(pooled_widths, L), dtype=np.float32))
+            if pooled_widths else None)
 
     class Net(nn.Module):
         def __init__(self) -> None:
             super().__init__()
+            self.in_drop = nn.Dropout(input_dropout) if input_dropout else nn.Identity()
             self.proj = nn.Linear(d_in, hidden)
             self.drop = nn.Dropout(dropout)
             self.gru = nn.GRU(hidden, hidden, batch_first=True, bidirectional=True)
-            self.heads = nn.ModuleList([nn.Linear(3 * hidden, n) for n in widths])
+            self.heads = nn.ModuleList([nn.Linear(3 * hidden, n * J) for n, J in zip(widths, panels, strict=True)])
             if k:
                 self.qual_hidden = nn.Linear(6 * hidden, hidden)
-                self.qual_out = nn.Linear(hidden, k * L)
+                self.qual_out = nn.Linear(hidden, k * L * panel)
 
         def forward(self, X, mask, lengths):
-            """``(pooled logits (n, k, L) or None, *turn logits (n, T, L) per head)``."""
+            """``(pooled logits (n, k, L), or (n, k, panel, L) with a panel, or None, *turn logits (n, T, L), or
+            (n, T, J, L) with a panel, per head)``."""
             proj, ctx, m = _contextualise(self, X, mask, lengths)
             ctx = ctx * m
             turn = self.drop(torch.cat([ctx, proj], dim=-1))
@@ -318,10 +351,11 @@ def _build_net(d_in: int, hidden: int, dropout: float, widths: tuple[int, ...] =
                 last = ctx[torch.arange(len(ctx)), (lengths - 1).clamp(min=0)]
                 pooled = self.drop(torch.cat([mean, mx, last], dim=-1))
                 hid = self.drop(nn.functional.gelu(self.qual_hidden(pooled)))
-                q = self.qual_out(hid).view(len(X), k, L)
+                q = self.qual_out(hid).view((len(X), k, panel, L) if panel > 1 else (len(X), k, L))
                 if bins is not None:
                     q = q + bins
-            return (q, *[h(turn) for h in self.heads])
+            outs = [h(turn) for h in self.heads]
+            return (q, *[o.view(*o.shape[:2], J, -1) if J > 1 else o for o, J in zip(outs, panels, strict=True)])
 
     return Net()
 
@@ -349,7 +383,12 @@ class Neural(Estimator):
     ``weight_decay``, ``ordinal_weight`` (weight of the cumulative squared loss of the quality heads),
     ``ensemble`` (members trained with seeds ``seed, seed+1, ...``), ``lexical`` (the whole-dialogue network:
     each turn's vector also holds this many dimensions of a truncated SVD of its character 1-3-gram TF-IDF,
-    :data:`LEXICAL`; 0: none).
+    :data:`LEXICAL`; 0: none), ``input_dropout`` (the whole-dialogue network: dropout on each component of the
+    turn vectors while training, before their projection; 0: none), ``annotators`` (``"panel"``: a scale
+    whose training labels come from a fixed panel of J annotators, as STC-3's 19
+    (:func:`~dialeval.models.turndata.panel_labels`), gets a head that predicts each annotator's distribution,
+    trained on their own labels, and predicts their mean; ``"pooled"``, or no panel: a head of the crowd's
+    distribution).
     Turn-level scales of other corpora only: ``stack_linear`` (weight in [0, 1) of a ``linear`` model with
     ``C = stack_linear_C`` averaged with the network's probabilities; 0: none).
 
@@ -364,7 +403,8 @@ class Neural(Estimator):
     description = "BiGRU over USE v3 turn embeddings + position features, soft-label and ordinal losses"
     defaults: ClassVar[dict] = {"hidden": 128, "dropout": 0.3, "epochs": 25, "batch_size": 32, "lr": 2e-3,
                                 "weight_decay": 1e-2, "ordinal_weight": 1.0, "utterances": "mean", "ensemble": 8,
-                                "stack_linear": 0.0, "stack_linear_C": 0.1, "lexical": 128}
+                                "stack_linear": 0.0, "stack_linear_C": 0.1, "lexical": 128, "input_dropout": 0.2,
+                                "annotators": "panel"}
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -382,6 +422,14 @@ class Neural(Estimator):
         self.utterances = "none"
         """The turn vector's utterance part the network was trained with (``params["utterances"]`` for
         STC-3 heads; "none" for turn-level scales and for models saved before the option existed)."""
+        self.panel = 1
+        """The annotators of the fixed panel whose labels the pooled heads predict one by one (``annotators =
+        "panel"`` and a panel in the training corpus, :func:`~dialeval.models.turndata.panel_labels`); 1: the
+        crowd's distribution directly (and for models saved before the option existed)."""
+        self.turn_panels: dict[str, int] = {}
+        """The same for each turn-level scale of the whole-dialogue network (absent: 1)."""
+        self._corpus = None
+        """While fitting: the training corpus (its per-annotator labels)."""
         self.lexical: _Lexical | None = None
         """The turn vector's lexical part (``params["lexical"]`` > 0, whole-dialogue network only; None for
         turn-level scales read in the turns so far and for models saved before the option existed)."""
@@ -401,6 +449,15 @@ class Neural(Estimator):
         return np.concatenate([emb, pos.astype(np.float32)], axis=1)
 
     # -- Estimator --------------------------------------------------------------------------------
+    def fit(self, corpus):
+        """As :meth:`Estimator.fit <dialeval.models.base.Estimator.fit>`; the network also reads each annotator's
+        labels of the scales whose labels come from a fixed panel (``annotators = "panel"``)."""
+        self._corpus = corpus
+        try:
+            return super().fit(corpus)
+        finally:
+            self._corpus = None
+
     def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
         """The whole-dialogue network; or, when the tasks of the turn-level scales let a model read the turns so
         far only, the causal one for those, and a whole-dialogue network for the dialogue-level scales, if any
@@ -457,10 +514,24 @@ class Neural(Estimator):
             if not labelled.all():  # DSTC9: a dialogue may lack ratings on a dimension
                 data["mq"] = labelled
         data |= _turn_targets(table, mask.shape, y, [t for t in turn if t in y])
+        panel = p["annotators"] == "panel" and self._corpus is not None
+        labels = panel_labels(self._corpus, table, trained) if panel and trained else None
+        self.panel = 1 if labels is None else labels.shape[2]
+        if labels is not None:
+            data["Ya"] = labels
+        self.turn_panels = {}
+        for name in [t for t in turn if t in y and panel]:
+            rows = y[name][0]
+            each = turn_panel_labels(self._corpus, table, name, rows)
+            if each is not None:
+                Ya = np.full((*mask.shape, each.shape[1]), -1, dtype=np.int64)
+                Ya[table.dialogue[rows], table.position[rows]] = each
+                data[f"Ya/{name}"], self.turn_panels[name] = Ya, each.shape[1]
         # heads of scales not asked for are built (untrained): the same network, whichever subtasks are learnt
         spec = {"heads": [[name, _head_name(name), len(scales[name].levels), name in y] for name in turn],
                 "pooled": [len(dlg), max(widths, default=0), bool(trained)],
-                "pooled_widths": widths if len(set(widths)) > 1 else None}
+                "pooled_widths": widths if len(set(widths)) > 1 else None, "panel": self.panel,
+                "turn_panels": self.turn_panels}
         seeds = [self.seed + m for m in range(p["ensemble"])]
         workers = min(len(seeds), default_threads())  # members train in parallel processes ($DIALEVAL_THREADS)
         with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, {n} dialogues, "
@@ -483,7 +554,8 @@ class Neural(Estimator):
         for chunk, _, X, mask in _padded_chunks(table, feats):
             T = X.shape[1]
             for w in members:
-                o = forward_numpy(w, X, mask, heads, len(dlg), widths if len(set(widths)) > 1 else None)
+                o = forward_numpy(w, X, mask, heads, len(dlg), widths if len(set(widths)) > 1 else None, self.panel,
+                                  [self.turn_panels.get(n, 1) for n in turn])
                 for k, v in o.items():
                     if k == "pooled":
                         acc[k][chunk] += v / len(members)
@@ -547,6 +619,10 @@ class Neural(Estimator):
                   "utterances": self.utterances}
         if self.dialogue_members:
             config["dialogue_members"] = len(self.dialogue_members)
+        if self.panel > 1:
+            config["panel"] = self.panel
+        if self.turn_panels:
+            config["turn_panels"] = dict(self.turn_panels)
         if self.lexical is not None:
             config["lexical"] = self.lexical.config()
             arrays.update({f"lexical/{k}": v for k, v in self.lexical.arrays().items()})
@@ -567,6 +643,8 @@ class Neural(Estimator):
         self.feat_mean, self.feat_std = arrays["feat_mean"], arrays["feat_std"]
         self.senders = tuple(config.get("senders", ()))
         self.utterances = config.get("utterances", "none")  # saved before the option: turn embeddings only
+        self.panel = int(config.get("panel", 1))
+        self.turn_panels = {str(k): int(v) for k, v in config.get("turn_panels", {}).items()}
         self.lexical = (_Lexical.load(config["lexical"], {k[len("lexical/"):]: v for k, v in arrays.items()
                                                           if k.startswith("lexical/")})
                         if "lexical" in config else None)  # saved before the option: none
@@ -594,10 +672,13 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
     returns its weights (float16 precision).
 
     ``spec``: ``{"heads": [[scale, weights' name, levels, trained], ...], "pooled": [dialogue-level scales,
-    levels, trained], "pooled_widths": levels of each pooled scale when they differ, else None}``. Loss: the
-    pooled heads' (``Yq``, only the rated pairs of ``mq`` when given), then each trained turn head's soft
-    cross-entropy on its labelled turns. A module-level function so that members can train in separate
-    processes: the result depends on the seed and the data only, not on the process or the number of workers.
+    levels, trained], "pooled_widths": levels of each pooled scale when they differ, else None, "panel": the
+    annotators of a fixed panel (optional, 1: none), "turn_panels": {turn scale: its panel's annotators}
+    (optional; a turn head's labels ``Ya/<scale>``)}``. Loss: the pooled heads' (``Yq``, only the rated pairs of
+    ``mq`` when given; with a panel, on the mean of the annotators' distributions, plus :func:`_panel_loss` on
+    ``Ya``), then each trained turn head's soft cross-entropy on its labelled turns. A module-level function so
+    that members can train in separate processes: the result depends on the seed and the data only, not on the
+    process or the number of workers.
     """
     import torch
 
@@ -608,15 +689,25 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
     torch.manual_seed(seed)
     gen = np.random.default_rng(seed)
     heads, (k, L, pooled_trained) = spec["heads"], spec["pooled"]
+    panel = int(spec.get("panel", 1))
     net = _build_net(t["F"].shape[1], p["hidden"], p["dropout"], tuple(h[2] for h in heads), (k, L),
-                     spec.get("pooled_widths"))
+                     spec.get("pooled_widths"), p["input_dropout"], panel,
+                     tuple(spec.get("turn_panels", {}).get(h[0], 1) for h in heads))
 
     def batch_loss(idx, T: int, lens):
         q, *turns = net(_batch_X(t, idx, T), t["mask"][idx, :T], lens)
         loss = torch.zeros(())
+        if pooled_trained and panel > 1:  # each annotator's own labels; the crowd's loss on their mean
+            each = torch.log_softmax(q, dim=-1)
+            loss = loss + _panel_loss(each, t["Ya"][idx])
+            q = torch.logsumexp(each, dim=2) - float(np.log(panel))
         if pooled_trained:
             loss = loss + _quality_loss(q, t["Yq"][idx], p["ordinal_weight"], t["mq"][idx] if "mq" in t else None)
         for (name, _, _, trained), logits in zip(heads, turns, strict=True):
+            if trained and logits.dim() == 4:  # a panel's annotators, as the pooled heads'
+                each = torch.log_softmax(logits, dim=-1)
+                loss = loss + _panel_loss(each, t[f"Ya/{name}"][idx, :T])
+                logits = torch.logsumexp(each, dim=2) - float(np.log(logits.shape[2]))
             if trained:
                 loss = loss + _soft_ce(logits, t[f"Y/{name}"][idx, :T], t[f"m/{name}"][idx, :T])
         return loss
@@ -713,6 +804,7 @@ def _build_turn_net(d_in: int, hidden: int, dropout: float, heads: list[tuple[st
     class TurnNet(nn.Module):
         def __init__(self) -> None:
             super().__init__()
+            self.in_drop = nn.Identity()  # the causal network's settings were chosen on DBDC without it
             self.proj = nn.Linear(d_in, hidden)
             self.drop = nn.Dropout(dropout)
             self.gru = nn.GRU(hidden, hidden, batch_first=True)
@@ -834,6 +926,14 @@ def _soft_ce(logits, target, mask):
     per = -(target * logp).sum(-1)
     m = mask.to(per.dtype)
     return (per * m).sum() / m.sum().clamp(min=1)
+
+
+def _panel_loss(logp, labels):
+    """Mean negative log-likelihood of each annotator's own label: ``logp`` (n, k, J, L) log-probabilities,
+    ``labels`` (n, k, J) level indices (-1: no label, left out)."""
+    given = labels >= 0
+    nll = -logp.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+    return (nll * given).sum() / given.sum().clamp(min=1)
 
 
 def _quality_loss(logits, target, ordinal_weight: float, mask=None):

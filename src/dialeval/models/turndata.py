@@ -172,6 +172,78 @@ def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]
     return out
 
 
+def panel_labels(corpus: Corpus, table: TurnTable, names: list[str]) -> np.ndarray | None:
+    """Each annotator's label of the dialogue-level scales ``names``, when the annotators are a fixed panel.
+
+    A panel: each scale declares one (:attr:`Scale.panel <dialeval.corpus.Scale.panel>`: the j-th label of
+    every item is the same person's; STC-3 lists its 19 annotators in one order throughout), and every dialogue
+    labelled on these scales carries the same number ``J >= 2`` of labels on each. When the corpus names its
+    annotators, every labelled dialogue must name the same ones in the same order.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_dialogues, len(names), J), or None
+        The index of annotator j's level of scale k for table row i (-1: no label: an annotator who gave none,
+        or a dialogue not labelled on the scale); None when the labels are not a panel's.
+
+    Examples
+    --------
+    >>> from dialeval.corpus import Corpus, Dialogue, Scale, Turn
+    >>> s = Scale("q", ("good", "bad"), "ordinal", "dialogue", panel=True)
+    >>> c = Corpus([Dialogue("a", [Turn("u", ["hi"])], {"q": ["good", "bad"]}),
+    ...             Dialogue("b", [Turn("u", ["yo"])], {"q": [None, "good"]})], {"q": s})
+    >>> panel_labels(c, TurnTable.from_corpus(c, stc3=False), ["q"]).tolist()
+    [[[0, 1]], [[-1, 0]]]
+    >>> c.dialogues[1].labels["q"].append("bad")  # three labels here, two there: not a panel
+    >>> panel_labels(c, TurnTable.from_corpus(c, stc3=False), ["q"]) is None
+    True
+    >>> c.dialogues[1].labels["q"].pop()
+    'bad'
+    >>> crowd = Corpus(c.dialogues, {"q": Scale("q", ("good", "bad"), "ordinal", "dialogue")})
+    >>> panel_labels(crowd, TurnTable.from_corpus(crowd, stc3=False), ["q"]) is None  # no panel declared
+    True
+    """
+    items = [(d.annotators, [d.labels.get(n) or [] for n in names]) for d in corpus.dialogues]
+    out = _panel(corpus, names, items)
+    return None if out is None else out[dialogue_rows(table, corpus.ids()).argsort()]
+
+
+def turn_panel_labels(corpus: Corpus, table: TurnTable, name: str, rows: np.ndarray) -> np.ndarray | None:
+    """As :func:`panel_labels`, for the turn-level scale ``name`` at flat turn ``rows`` (a model's targets' rows):
+    ``(len(rows), J)`` level indices, or None when its labels are not a panel's.
+
+    Examples
+    --------
+    >>> from dialeval.corpus import Corpus, Dialogue, Scale, Turn
+    >>> s = Scale("n", ("yes", "no"), "nominal", "turn", panel=True)
+    >>> c = Corpus([Dialogue("a", [Turn("u", ["hi"], {"n": ["no", "yes"]}), Turn("s", ["yo"], {"n": ["no", "no"]})])],
+    ...            {"n": s})
+    >>> turn_panel_labels(c, TurnTable.from_corpus(c, stc3=False), "n", np.array([1, 0])).tolist()
+    [[1, 1], [1, 0]]
+    """
+    turns = [corpus.dialogues[d].turns[t] for d, t in zip(table.dialogue[rows].tolist(),
+                                                           table.position[rows].tolist(), strict=True)]
+    out = _panel(corpus, [name], [(t.annotators, [t.labels.get(name) or []]) for t in turns])
+    return None if out is None else out[:, 0]
+
+
+def _panel(corpus: Corpus, names: list[str], items: list[tuple[list[str] | None, list[list]]]) -> np.ndarray | None:
+    """``(len(items), len(names), J)`` level indices of items' per-annotator label lists (``(annotator ids or
+    None, one list per scale)``), or None when they are not a fixed panel's (see :func:`panel_labels`)."""
+    sizes = {len(x) for _, per in items for x in per if x}
+    named = {tuple(who) for who, per in items if who is not None and any(per)}
+    if not all(corpus.scales[n].panel for n in names) or len(sizes) != 1 or min(sizes) < 2 or len(named) > 1:
+        return None
+    out = np.full((len(items), len(names), sizes.pop()), -1, dtype=np.int64)
+    index = [{level: i for i, level in enumerate(corpus.scales[n].levels)} for n in names]
+    for r, (_, per) in enumerate(items):
+        for k, labels in enumerate(per):
+            for j, label in enumerate(labels):
+                if label is not None:
+                    out[r, k, j] = index[k][label]
+    return out
+
+
 def dialogue_rows(table: TurnTable, ids: list[str]) -> np.ndarray:
     """The table rows of dialogues ``ids`` (every id must be in the table)."""
     row_of = {i: r for r, i in enumerate(table.ids)}
