@@ -47,20 +47,39 @@ def test_a_texts_bits_do_not_depend_on_its_company(monkeypatch):
     assert np.array_equal(encoders.embed(TEXTS, cache=False, progress=False), alone)
 
 
-@pytest.mark.parametrize("rows", [1, 255, 256, 257, 700])
-def test_blocks_is_the_product_and_a_rows_result_depends_on_that_row_only(rows):
+@pytest.mark.parametrize("rows", [1, 191, 192, 193, 700])
+def test_blocks_is_the_product_and_a_row_depends_on_itself_and_its_position_mod_p_only(rows):
+    """Whatever the kernel: the same row at the same position mod P (:func:`encoders.layout`) among other rows,
+    or alone among zeros, gives the same bits; at a position of S, the bits of position 0."""
+    from threadpoolctl import threadpool_limits
+
+    P, S = encoders.layout()
     rng = np.random.default_rng(rows)
-    W = rng.standard_normal((96, 40)).astype(np.float32)
-    A = rng.standard_normal((rows, 96)).astype(np.float32)
-    got = encoders._blocks(A, W)
-    assert got.shape == (rows, 40)
-    np.testing.assert_allclose(got, A.astype(np.float64) @ W.astype(np.float64), rtol=1e-5, atol=1e-4)
-    for i in {0, rows // 2, rows - 1}:
-        assert np.array_equal(encoders._blocks(A[i:i + 1], W)[0], got[i])
+    W = encoders._use()._model.d0.astype(np.float32)  # one of the encoder's own weights (512 x 320)
+    A = rng.standard_normal((rows, W.shape[0])).astype(np.float32)
+    with threadpool_limits(limits=1, user_api="blas"):
+        got = encoders._blocks(A, W)
+        assert got.shape == (rows, W.shape[1])
+        np.testing.assert_allclose(got, A.astype(np.float64) @ W.astype(np.float64), rtol=1e-4, atol=1e-4)
+        for i in {0, rows // 2, rows - 1}:
+            alone = np.zeros((i % encoders.ROWS % P + 1, W.shape[0]), dtype=np.float32)
+            alone[-1] = A[i]
+            assert np.array_equal(encoders._blocks(alone, W)[-1], got[i])
+            first = encoders._blocks(A[i:i + 1], W)[0]
+            for s in S.tolist():
+                at = np.zeros((s + 1, W.shape[0]), dtype=np.float32)
+                at[s] = A[i]
+                assert np.array_equal(encoders._blocks(at, W)[s], first)
+
+
+def test_layout_is_a_period_of_the_block():
+    P, S = encoders.layout()
+    assert encoders.ROWS % P == 0 and S[0] == 0 and np.all(np.diff(S) > 0) and S[-1] < P
 
 
 def test_models_saved_under_the_earlier_encoder_name_still_load():
     from dialeval.models import load_model
 
-    assert "usem3-512-spm" in encoders.SAME_NETWORK and encoders.ENCODER not in encoders.SAME_NETWORK
+    assert {"usem3-512-spm", "usem3-512-spm-rows256"} <= set(encoders.SAME_NETWORK)
+    assert encoders.ENCODER not in encoders.SAME_NETWORK
     assert load_model("en") is not None  # the shipped models were saved as usem3-512-spm

