@@ -87,6 +87,22 @@ def test_panel_heads_learn_each_annotator_unless_pooled(fitted, en60, tmp_path):
     assert pooled.members[0]["qual_out.weight"].shape[0] == 3 * 5 and pooled.members[0]["cust.weight"].shape[0] == 4
 
 
+def test_panel_labels_follow_the_corpus_order_when_ids_repeat(en60):
+    """Files trained on together share ids (STC-3's translations): row i holds dialogue i's own labels."""
+    import dataclasses
+
+    from dialeval.corpus import Corpus
+    from dialeval.models.turndata import panel_labels
+
+    flipped = [dataclasses.replace(d, labels={**d.labels, "A": d.labels["A"][::-1]}) for d in en60.dialogues[:3]]
+    joint = Corpus(en60.dialogues[:3] + flipped, en60.scales)
+    assert len(set(joint.ids())) == 3
+    got = panel_labels(joint, TurnTable.from_corpus(joint), ["A"])
+    levels = en60.scales["A"].levels
+    for row, d in enumerate(joint.dialogues):
+        assert got[row, 0].tolist() == [levels.index(v) for v in d.labels["A"]]
+
+
 def test_fit_predict_scores(fitted, en60, assert_valid):
     records = assert_valid(fitted, en60)
     assert len(records) == 60 and all("quality" in r and "nugget" in r for r in records)

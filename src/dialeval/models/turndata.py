@@ -203,9 +203,11 @@ def panel_labels(corpus: Corpus, table: TurnTable, names: list[str]) -> np.ndarr
     >>> panel_labels(crowd, TurnTable.from_corpus(crowd, stc3=False), ["q"]) is None  # no panel declared
     True
     """
-    items = [(d.annotators, [d.labels.get(n) or [] for n in names]) for d in corpus.dialogues]
-    out = _panel(corpus, names, items)
-    return None if out is None else out[dialogue_rows(table, corpus.ids()).argsort()]
+    if table.n_dialogues != len(corpus.dialogues):
+        raise DialevalError(f"a table of {table.n_dialogues} dialogues is not the corpus's table "
+                            f"({len(corpus.dialogues)} dialogues)", file=corpus.source)
+    # the table's rows are the corpus's dialogues in order (ids may repeat: STC-3's translations share theirs)
+    return _panel(corpus, names, [(d.annotators, [d.labels.get(n) or [] for n in names]) for d in corpus.dialogues])
 
 
 def turn_panel_labels(corpus: Corpus, table: TurnTable, name: str, rows: np.ndarray) -> np.ndarray | None:
