@@ -322,9 +322,9 @@ def _build_net(d_in: int, hidden: int, dropout: float, widths: tuple[int, ...] =
 
     k, L = pooled
     panels = turn_panels or (1,) * len(widths)
-    bins = (torch.from_numpy(np.asarray(_panel_bins(_bins_mask(pooled_widths, L)) if panel > 1
-                                        else _bins_mask(pooled_widths, L), dtype=np.float32))
-            if pooled_widths else None)
+    bins = _bins_mask(pooled_widths, L)
+    bins = torch.from_numpy(np.asarray(_panel_bins(bins) if panel > 1 else bins, dtype=np.float32)) \
+        if pooled_widths else None
 
     class Net(nn.Module):
         def __init__(self) -> None:
@@ -520,7 +520,7 @@ class Neural(Estimator):
         if labels is not None:
             data["Ya"] = labels
         self.turn_panels = {}
-        for name in [t for t in turn if t in y and panel]:
+        for name in [t for t in turn if t in y] if panel else []:
             rows = y[name][0]
             each = turn_panel_labels(self._corpus, table, name, rows)
             if each is not None:
@@ -675,10 +675,10 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
     levels, trained], "pooled_widths": levels of each pooled scale when they differ, else None, "panel": the
     annotators of a fixed panel (optional, 1: none), "turn_panels": {turn scale: its panel's annotators}
     (optional; a turn head's labels ``Ya/<scale>``)}``. Loss: the pooled heads' (``Yq``, only the rated pairs of
-    ``mq`` when given; with a panel, on the mean of the annotators' distributions, plus :func:`_panel_loss` on
-    ``Ya``), then each trained turn head's soft cross-entropy on its labelled turns. A module-level function so
-    that members can train in separate processes: the result depends on the seed and the data only, not on the
-    process or the number of workers.
+    ``mq`` when given; with a panel, on the mean of the annotators' distributions, plus each one's own labels'
+    loss on ``Ya``, :func:`_panel_mean`), then each trained turn head's soft cross-entropy on its labelled
+    turns. A module-level function so that members can train in separate processes: the result depends on the
+    seed and the data only, not on the process or the number of workers.
     """
     import torch
 
@@ -698,16 +698,14 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
         q, *turns = net(_batch_X(t, idx, T), t["mask"][idx, :T], lens)
         loss = torch.zeros(())
         if pooled_trained and panel > 1:  # each annotator's own labels; the crowd's loss on their mean
-            each = torch.log_softmax(q, dim=-1)
-            loss = loss + _panel_loss(each, t["Ya"][idx])
-            q = torch.logsumexp(each, dim=2) - float(np.log(panel))
+            q, own = _panel_mean(q, t["Ya"][idx])
+            loss = loss + own
         if pooled_trained:
             loss = loss + _quality_loss(q, t["Yq"][idx], p["ordinal_weight"], t["mq"][idx] if "mq" in t else None)
         for (name, _, _, trained), logits in zip(heads, turns, strict=True):
             if trained and logits.dim() == 4:  # a panel's annotators, as the pooled heads'
-                each = torch.log_softmax(logits, dim=-1)
-                loss = loss + _panel_loss(each, t[f"Ya/{name}"][idx, :T])
-                logits = torch.logsumexp(each, dim=2) - float(np.log(logits.shape[2]))
+                logits, own = _panel_mean(logits, t[f"Ya/{name}"][idx, :T])
+                loss = loss + own
             if trained:
                 loss = loss + _soft_ce(logits, t[f"Y/{name}"][idx, :T], t[f"m/{name}"][idx, :T])
         return loss
@@ -928,12 +926,17 @@ def _soft_ce(logits, target, mask):
     return (per * m).sum() / m.sum().clamp(min=1)
 
 
-def _panel_loss(logp, labels):
-    """Mean negative log-likelihood of each annotator's own label: ``logp`` (n, k, J, L) log-probabilities,
-    ``labels`` (n, k, J) level indices (-1: no label, left out)."""
+def _panel_mean(logits, labels):
+    """A panel head's ``(log of the mean of the J annotators' distributions (n, k, L), the mean negative
+    log-likelihood of each annotator's own label)``: ``logits`` (n, k, J, L), ``labels`` (n, k, J) level indices
+    (-1: no label, left out)."""
+    import torch
+
+    logp = torch.log_softmax(logits, dim=-1)
     given = labels >= 0
     nll = -logp.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-    return (nll * given).sum() / given.sum().clamp(min=1)
+    mean = torch.logsumexp(logp, dim=2) - float(np.log(logits.shape[2]))
+    return mean, (nll * given).sum() / given.sum().clamp(min=1)
 
 
 def _quality_loss(logits, target, ordinal_weight: float, mask=None):

@@ -237,12 +237,12 @@ def _panel(corpus: Corpus, names: list[str], items: list[tuple[list[str] | None,
     if not all(corpus.scales[n].panel for n in names) or len(sizes) != 1 or min(sizes) < 2 or len(named) > 1:
         return None
     out = np.full((len(items), len(names), sizes.pop()), -1, dtype=np.int64)
-    index = [{level: i for i, level in enumerate(corpus.scales[n].levels)} for n in names]
+    scales = [corpus.scales[n] for n in names]
     for r, (_, per) in enumerate(items):
         for k, labels in enumerate(per):
             for j, label in enumerate(labels):
                 if label is not None:
-                    out[r, k, j] = index[k][label]
+                    out[r, k, j] = scales[k].index(label)
     return out
 
 
