@@ -15,11 +15,12 @@ The gold document written by ``dialeval gold`` (and read back as a "perfect run"
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from dialeval.corpus import Corpus, Scale
+from dialeval.corpus import Corpus, Dialogue, Scale, Turn
 from dialeval.errors import DialevalError, describe
 
 
@@ -72,6 +73,32 @@ class Distributions:
                              None if self.counts is None else self.counts[rows])
 
 
+def labelled_items(corpus: Corpus, scale: Scale) -> Iterator[tuple[int, int | None, Dialogue | Turn]]:
+    """The items of ``scale`` that hold a list of labels in ``corpus``, in corpus order: ``(index of the
+    dialogue in the corpus, 0-based turn or None for a dialogue-level scale, the dialogue or turn)``; a turn
+    only where the scale applies to its sender. The one walk of items behind gold (:func:`label_counts`) and
+    models' training targets (:func:`dialeval.models.turndata.scale_targets`); the list may hold only None.
+
+    Examples
+    --------
+    >>> from dialeval.corpus import Corpus, Dialogue, Scale, Turn
+    >>> s = Scale("b", ("O", "X"), "nominal", "turn", sender="system")
+    >>> c = Corpus([Dialogue("a", [Turn("user", ["hi"], {"b": ["O"]}), Turn("system", ["yo"], {"b": [None]})])],
+    ...            {"b": s})
+    >>> [(i, t, item.labels["b"]) for i, t, item in labelled_items(c, s)]
+    [(0, 1, [None])]
+    """
+    name = scale.name
+    for i, d in enumerate(corpus.dialogues):
+        if scale.level == "dialogue":
+            if name in d.labels:
+                yield i, None, d
+            continue
+        for t, turn in enumerate(d.turns):
+            if name in turn.labels and scale.applies_to(turn.sender):
+                yield i, t, turn
+
+
 def label_counts(corpus: Corpus, scale: str | Scale, *, min_labels: int = 1) -> Distributions:
     """Count each item's labels on one scale (``None`` labels skipped) into a :class:`Distributions`.
 
@@ -96,9 +123,10 @@ def label_counts(corpus: Corpus, scale: str | Scale, *, min_labels: int = 1) -> 
     rows: list[int] = []
     codes: list[int] = []
 
-    def add(labs, did: str, t: int | None) -> None:
+    for i, t, item in labelled_items(corpus, scale):
+        did = corpus.dialogues[i].id
         cs = []
-        for a, lab in enumerate(labs):
+        for a, lab in enumerate(item.labels[scale.name]):
             if lab is None:
                 continue
             c = pos.get(lab)
@@ -114,16 +142,6 @@ def label_counts(corpus: Corpus, scale: str | Scale, *, min_labels: int = 1) -> 
                 turns.append(t)
             rows.extend([r] * len(cs))
             codes.extend(cs)
-
-    name = scale.name
-    for d in corpus.dialogues:
-        if scale.level == "dialogue":
-            if name in d.labels:
-                add(d.labels[name], d.id, None)
-            continue
-        for t, turn in enumerate(d.turns):
-            if name in turn.labels and scale.applies_to(turn.sender):
-                add(turn.labels[name], d.id, t)
     L = len(scale)
     counts = np.bincount(np.asarray(rows, dtype=np.int64) * L + np.asarray(codes, dtype=np.int64),
                          minlength=len(ids) * L).reshape(len(ids), L)

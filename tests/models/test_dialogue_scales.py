@@ -171,7 +171,7 @@ def test_unrated_dialogue_is_left_out_of_training(dstc9_short):
 
     model._fit_whole = keep
     model.fit(dstc9_short)
-    rows, _ = captured["y"][UNRATED[1]]
+    rows = captured["y"][UNRATED[1]].rows
     assert len(rows) == len(dstc9_short) - 1
     assert dstc9_short.ids().index(UNRATED[0]) not in rows.tolist()
 

@@ -87,20 +87,36 @@ def test_panel_heads_learn_each_annotator_unless_pooled(fitted, en60, tmp_path):
     assert pooled.members[0]["qual_out.weight"].shape[0] == 3 * 5 and pooled.members[0]["cust.weight"].shape[0] == 4
 
 
-def test_panel_labels_follow_the_corpus_order_when_ids_repeat(en60):
-    """Files trained on together share ids (STC-3's translations): row i holds dialogue i's own labels."""
+def test_targets_follow_the_corpus_order_when_ids_repeat(en60):
+    """Files trained on together share ids (STC-3's translations): row i holds dialogue i's own labels, each
+    annotator's (the panel) and the crowd's."""
     import dataclasses
 
     from dialeval.corpus import Corpus
-    from dialeval.models.turndata import panel_labels
+    from dialeval.models.turndata import scale_targets, scales_to_learn
 
     flipped = [dataclasses.replace(d, labels={**d.labels, "A": d.labels["A"][::-1]}) for d in en60.dialogues[:3]]
     joint = Corpus(en60.dialogues[:3] + flipped, en60.scales)
     assert len(set(joint.ids())) == 3
-    got = panel_labels(joint, TurnTable.from_corpus(joint), ["A"])
+    got = scale_targets(joint, TurnTable.from_corpus(joint), scales_to_learn(joint, ("quality",)))["A"]
     levels = en60.scales["A"].levels
+    assert got.rows.tolist() == list(range(6))
     for row, d in enumerate(joint.dialogues):
-        assert got[row, 0].tolist() == [levels.index(v) for v in d.labels["A"]]
+        assert got.panel[row].tolist() == [levels.index(v) for v in d.labels["A"]]
+
+
+def test_targets_of_a_crowd_scale_follow_the_corpus_order_when_ids_repeat():
+    """A dialogue-level scale outside STC-3's subtasks (DSTC9's ratings): rows by position, not by id."""
+    from dialeval.corpus import Corpus, Dialogue, Scale, Turn
+    from dialeval.models.turndata import labelled_scales_of, scale_targets
+
+    s = Scale("r", ("1", "2", "3"), "ordinal", "dialogue")
+    c = Corpus([Dialogue("x", [Turn("u", ["a"])], {"r": ["1"]}), Dialogue("x", [Turn("u", ["b"])]),
+                Dialogue("x", [Turn("u", ["c"])], {"r": ["3", "3"]})], {"r": s})
+    got = scale_targets(c, TurnTable.from_corpus(c, stc3=False), labelled_scales_of(c))["r"]
+    assert got.rows.tolist() == [0, 2]
+    assert got.probs.tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    assert got.panel is None  # no panel declared
 
 
 def test_fit_predict_scores(fitted, en60, assert_valid):

@@ -110,7 +110,7 @@ class _Means:
     means: dict[str, np.ndarray]
 
     def _fit_means(self, y: ScaleArrays) -> None:
-        self.means = {n: _mean(probs, probs.shape[1]) for n, (_, probs) in y.items()}
+        self.means = {n: _mean(v.probs, v.probs.shape[1]) for n, v in y.items()}
 
     def _predict_means(self, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {n: _tile(self.means[n], len(r)) for n, r in rows.items()}
@@ -218,9 +218,10 @@ class Position(_Means, Estimator):
     def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
         self._fit_means({n: v for n, v in y.items() if self.learnt[n].level == "dialogue"})
         self.tables = {}
-        for name, (rows, probs) in y.items():
+        for name, v in y.items():
             if self.learnt[name].level == "dialogue":
                 continue
+            rows, probs = v.rows, v.probs
             order = np.argsort(rows)  # _keys lists the turns in flat order
             self.tables[name] = self._key_means(self._keys(table, self._selected(table, rows)), probs[order],
                                                 probs.shape[1])

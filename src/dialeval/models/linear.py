@@ -299,8 +299,7 @@ class Linear(Estimator):
                 X = self._dialogue_features(table, M)
                 bar.advance()
                 for n in dlg:
-                    rows, probs = y[n]
-                    self.heads[array_key(self.learnt[n])] = _SoftLR.fit(X[rows], probs, p["quality_C"],
+                    self.heads[array_key(self.learnt[n])] = _SoftLR.fit(X[y[n].rows], y[n].probs, p["quality_C"],
                                                                         p["max_iter"], self.seed)
                     bar.advance()
             if turn:
@@ -312,9 +311,8 @@ class Linear(Estimator):
                 X = self._causal_features(table, M) if past else self._turn_features(table, M)
                 bar.advance()
                 for n in turn:
-                    rows, probs = y[n]
-                    self.heads[array_key(self.learnt[n])] = _SoftLR.fit(X[rows], probs, p["C"], p["max_iter"],
-                                                                        self.seed)
+                    self.heads[array_key(self.learnt[n])] = _SoftLR.fit(X[y[n].rows], y[n].probs, p["C"],
+                                                                        p["max_iter"], self.seed)
                     bar.advance()
 
     def _predict(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

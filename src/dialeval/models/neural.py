@@ -47,7 +47,7 @@ from dialeval.models import encoders
 from dialeval.models.base import Estimator, normalise_rows, register
 from dialeval.models.data import TurnTable
 from dialeval.models.features import POSITION_FEATURES, position_features, sender_onehot
-from dialeval.models.turndata import ScaleArrays, panel_labels, turn_panel_labels
+from dialeval.models.turndata import ScaleArrays
 from dialeval.threads import default_threads
 
 _N_CUST, _N_HELP, _N_LEVELS = 4, 3, 5
@@ -364,7 +364,7 @@ def _turn_targets(table: TurnTable, shape: tuple[int, int], y: ScaleArrays, name
     """Padded targets of turn-level scales: ``Y/<scale>`` (n, T, L) float32 and the mask ``m/<scale>`` (n, T)."""
     data = {}
     for name in names:
-        rows, probs = y[name]
+        rows, probs = y[name].rows, y[name].probs
         Y = np.zeros((*shape, probs.shape[1]), dtype=np.float32)
         m = np.zeros(shape, dtype=bool)
         Y[table.dialogue[rows], table.position[rows]] = probs
@@ -386,9 +386,9 @@ class Neural(Estimator):
     :data:`LEXICAL`; 0: none), ``input_dropout`` (the whole-dialogue network: dropout on each component of the
     turn vectors while training, before their projection; 0: none), ``annotators`` (``"panel"``: a scale
     whose training labels come from a fixed panel of J annotators, as STC-3's 19
-    (:func:`~dialeval.models.turndata.panel_labels`), gets a head that predicts each annotator's distribution,
-    trained on their own labels, and predicts their mean; ``"pooled"``, or no panel: a head of the crowd's
-    distribution).
+    (:attr:`Targets.panel <dialeval.models.turndata.Targets.panel>`), gets a head that predicts each
+    annotator's distribution, trained on their own labels, and predicts their mean; ``"pooled"``, or no panel:
+    a head of the crowd's distribution).
     Turn-level scales of other corpora only: ``stack_linear`` (weight in [0, 1) of a ``linear`` model with
     ``C = stack_linear_C`` averaged with the network's probabilities; 0: none).
 
@@ -424,12 +424,11 @@ class Neural(Estimator):
         STC-3 heads; "none" for turn-level scales and for models saved before the option existed)."""
         self.panel = 1
         """The annotators of the fixed panel whose labels the pooled heads predict one by one (``annotators =
-        "panel"`` and a panel in the training corpus, :func:`~dialeval.models.turndata.panel_labels`); 1: the
-        crowd's distribution directly (and for models saved before the option existed)."""
+        "panel"`` and a panel in the training targets, :attr:`Targets.panel
+        <dialeval.models.turndata.Targets.panel>`); 1: the crowd's distribution directly (and for models saved
+        before the option existed)."""
         self.turn_panels: dict[str, int] = {}
         """The same for each turn-level scale of the whole-dialogue network (absent: 1)."""
-        self._corpus = None
-        """While fitting: the training corpus (its per-annotator labels)."""
         self.lexical: _Lexical | None = None
         """The turn vector's lexical part (``params["lexical"]`` > 0, whole-dialogue network only; None for
         turn-level scales read in the turns so far and for models saved before the option existed)."""
@@ -449,15 +448,6 @@ class Neural(Estimator):
         return np.concatenate([emb, pos.astype(np.float32)], axis=1)
 
     # -- Estimator --------------------------------------------------------------------------------
-    def fit(self, corpus):
-        """As :meth:`Estimator.fit <dialeval.models.base.Estimator.fit>`; the network also reads each annotator's
-        labels of the scales whose labels come from a fixed panel (``annotators = "panel"``)."""
-        self._corpus = corpus
-        try:
-            return super().fit(corpus)
-        finally:
-            self._corpus = None
-
     def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
         """The whole-dialogue network; or, when the tasks of the turn-level scales let a model read the turns so
         far only, the causal one for those, and a whole-dialogue network for the dialogue-level scales, if any
@@ -508,25 +498,25 @@ class Neural(Estimator):
             data["Yq"] = np.zeros((n, len(trained), max(widths)), dtype=np.float32)
             labelled = np.zeros((n, len(trained)), dtype=bool)
             for i, d in enumerate(trained):
-                rows, probs = y[d]
-                data["Yq"][rows, i, :probs.shape[1]] = probs
-                labelled[rows, i] = True
+                data["Yq"][y[d].rows, i, :y[d].probs.shape[1]] = y[d].probs
+                labelled[y[d].rows, i] = True
             if not labelled.all():  # DSTC9: a dialogue may lack ratings on a dimension
                 data["mq"] = labelled
         data |= _turn_targets(table, mask.shape, y, [t for t in turn if t in y])
-        panel = p["annotators"] == "panel" and self._corpus is not None
-        labels = panel_labels(self._corpus, table, trained) if panel and trained else None
-        self.panel = 1 if labels is None else labels.shape[2]
-        if labels is not None:
-            data["Ya"] = labels
+        panel = p["annotators"] == "panel"
+        each = [y[d].panel for d in trained] if panel else []
+        self.panel = 1  # the pooled heads learn a panel when every trained scale's labels are one panel's
+        if each and all(a is not None for a in each) and len({a.shape[1] for a in each}) == 1:
+            self.panel = each[0].shape[1]
+            data["Ya"] = np.full((n, len(trained), self.panel), -1, dtype=np.int64)
+            for i, d in enumerate(trained):
+                data["Ya"][y[d].rows, i] = y[d].panel
         self.turn_panels = {}
-        for name in [t for t in turn if t in y] if panel else []:
-            rows = y[name][0]
-            each = turn_panel_labels(self._corpus, table, name, rows)
-            if each is not None:
-                Ya = np.full((*mask.shape, each.shape[1]), -1, dtype=np.int64)
-                Ya[table.dialogue[rows], table.position[rows]] = each
-                data[f"Ya/{name}"], self.turn_panels[name] = Ya, each.shape[1]
+        for name in [t for t in turn if t in y and y[t].panel is not None] if panel else []:
+            rows, labels = y[name].rows, y[name].panel
+            Ya = np.full((*mask.shape, labels.shape[1]), -1, dtype=np.int64)
+            Ya[table.dialogue[rows], table.position[rows]] = labels
+            data[f"Ya/{name}"], self.turn_panels[name] = Ya, labels.shape[1]
         # heads of scales not asked for are built (untrained): the same network, whichever subtasks are learnt
         spec = {"heads": [[name, _head_name(name), len(scales[name].levels), name in y] for name in turn],
                 "pooled": [len(dlg), max(widths, default=0), bool(trained)],
@@ -581,7 +571,7 @@ class Neural(Estimator):
         p = self.params
         data = _ragged(table, self._turn_features(table, fit=True))
         data |= _turn_targets(table, data["mask"].shape, y, list(y))
-        heads = [(name, probs.shape[1], self.learnt[name].kind == "ordinal") for name, (_, probs) in y.items()]
+        heads = [(name, v.probs.shape[1], self.learnt[name].kind == "ordinal") for name, v in y.items()]
         seeds = [self.seed + m for m in range(p["ensemble"])]
         with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, "
                            f"{table.n_dialogues} dialogues)", len(seeds) * p["epochs"], progress=self.progress) as bar:

@@ -13,7 +13,8 @@ What a model learns comes from the corpus model (:class:`~dialeval.corpus.Scale`
 
 What a model knows of each scale is a :class:`TurnScale`: the levels, the kind, the level (``dialogue`` or
 ``turn``) and, for a turn-level scale, the senders and the earliest position it predicts on new dialogues.
-Targets and predictions are ``{scale: (rows, probs)}``: rows of dialogues of a
+Targets are ``{scale: Targets(rows, probs, panel)}`` (:class:`Targets`: each annotator's labels too, when they
+come from a fixed panel) and predictions ``{scale: (rows, probs)}``: rows of dialogues of a
 :class:`~dialeval.models.data.TurnTable` for a dialogue-level scale, flat turn rows otherwise, and one
 distribution per row.
 """
@@ -24,14 +25,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dialeval.corpus import Corpus
+from dialeval.corpus import Corpus, Dialogue, Scale, Turn
 from dialeval.errors import DialevalError
 from dialeval.models.data import TurnTable, rounded
 from dialeval.tasks import Task, context_of, tasks_for
 
 TurnArrays = dict[str, tuple[np.ndarray, np.ndarray]]
-ScaleArrays = TurnArrays
-"""``{scale: (rows, probs)}``: dialogue rows (dialogue-level scales) or flat turn rows, one distribution each."""
+"""Predictions ``{scale: (rows, probs)}``: dialogue rows (dialogue-level scales) or flat turn rows, one
+distribution each."""
 
 
 @dataclass(frozen=True)
@@ -118,144 +119,122 @@ def learnt_scales(subtasks: tuple[str, ...], turn_scales: dict[str, TurnScale]) 
     return subtask_scales(tasks_for(scales), scales, subtasks) | turn_scales
 
 
-def dialogue_targets(corpus: Corpus, table: TurnTable, d, what: str) -> np.ndarray:
-    """The distributions ``d`` (:class:`~dialeval.distributions.Distributions`) of every dialogue of ``table``;
-    an error naming the dialogues without annotations of ``what``."""
-    if d is None or d.ids != table.ids:
-        missing = sorted(set(table.ids) - set(d.ids if d is not None else []))
-        raise DialevalError(f"{len(missing)} dialogue(s) have no {what} annotations, e.g. "
-                            f"{missing[:5]}; training on {what} needs them all", file=corpus.source)
-    return d.probs.astype(np.float64)
+@dataclass(frozen=True)
+class Targets:
+    """One scale's training targets: its labelled items and what their annotators said.
+
+    ``rows``: the items, as rows of a :class:`~dialeval.models.data.TurnTable` (dialogue rows for a
+    dialogue-level scale, flat turn rows otherwise), in corpus order. ``probs``: ``(len(rows), L)``, the
+    annotators' distribution of each item (its gold, :func:`~dialeval.distributions.label_counts`). ``panel``:
+    ``(len(rows), J)``, the level index of each of the J annotators' labels (-1: none) when the labels come from
+    a fixed panel (:func:`panel_of`); None otherwise. Every model kind reads ``rows`` and ``probs``; a kind that
+    can learn the annotators one by one (``neural``) reads ``panel`` too.
+    """
+
+    rows: np.ndarray
+    probs: np.ndarray
+    panel: np.ndarray | None = None
 
 
-def block_targets(corpus: Corpus, table: TurnTable, d, rows: np.ndarray, sender: str, what: str) -> np.ndarray:
-    """The distributions ``d`` of every turn at ``rows`` (those of ``sender``); an error naming the dialogues
-    with such a turn unlabelled."""
-    keys = list(zip([table.ids[i] for i in table.dialogue[rows].tolist()], table.position[rows].tolist(),
-                    strict=True))
-    if d is None or d.item_keys() != keys:
-        have = set(d.item_keys() if d is not None else [])
-        missing = sorted({i for i, t in keys if (i, t) not in have})
-        raise DialevalError(f"{len(missing)} dialogue(s) have {sender} turns without {what} "
-                            f"annotations, e.g. {missing[:5]}; training on {what}s needs them all",
-                            file=corpus.source)
-    return d.probs.astype(np.float64)
+ScaleArrays = dict[str, Targets]
+"""The training targets of every scale a model learns, by name (:func:`scale_targets`)."""
 
 
 def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]) -> ScaleArrays:
-    """The annotators' distribution of every item of each scale (the training targets): every dialogue (and
-    every turn of the sender) of a subtask's scale, the labelled turns (or dialogues) of another scale.
+    """The training targets of each scale: every dialogue (and every turn of the sender) of a subtask's scale,
+    the labelled turns (or dialogues) of another scale; the table's rows are the corpus's dialogues in order
+    (ids may repeat: STC-3's translations share theirs).
 
     Raises
     ------
     DialevalError
-        When an item of a subtask's scale is unlabelled, or no turn is labelled on another scale.
-    """
-    from dialeval.distributions import gold_distributions
-
-    gold = gold_distributions(corpus, list(scales))
-    out: ScaleArrays = {}
-    for name, s in scales.items():
-        d = gold.get(name)
-        if s.subtask is not None and s.level == "dialogue":
-            out[name] = (np.arange(table.n_dialogues), dialogue_targets(corpus, table, d, s.subtask))
-        elif s.subtask is not None:
-            rows = rows_for(table, s)
-            out[name] = (rows, block_targets(corpus, table, d, rows, s.senders[0], s.subtask))
-        elif d is None or not len(d):
-            raise DialevalError(f"no {'dialogue' if s.level == 'dialogue' else 'turn'} is labelled on scale "
-                                f"{name!r}; training needs labelled items", file=corpus.source)
-        elif s.level == "dialogue":
-            out[name] = (dialogue_rows(table, d.ids), d.probs.astype(np.float64))
-        else:
-            out[name] = (flat_rows(table, d.item_keys()), d.probs.astype(np.float64))
-    return out
-
-
-def panel_labels(corpus: Corpus, table: TurnTable, names: list[str]) -> np.ndarray | None:
-    """Each annotator's label of the dialogue-level scales ``names``, when the annotators are a fixed panel.
-
-    A panel: each scale declares one (:attr:`Scale.panel <dialeval.corpus.Scale.panel>`: the j-th label of
-    every item is the same person's; STC-3 lists its 19 annotators in one order throughout), and every dialogue
-    labelled on these scales carries the same number ``J >= 2`` of labels on each. When the corpus names its
-    annotators, every labelled dialogue must name the same ones in the same order.
-
-    Returns
-    -------
-    ndarray of int64, shape (n_dialogues, len(names), J), or None
-        The index of annotator j's level of scale k for table row i (-1: no label: an annotator who gave none,
-        or a dialogue not labelled on the scale); None when the labels are not a panel's.
+        When ``table`` is not the corpus's, an item of a subtask's scale is unlabelled, or no item is labelled
+        on another scale.
 
     Examples
     --------
     >>> from dialeval.corpus import Corpus, Dialogue, Scale, Turn
-    >>> s = Scale("q", ("good", "bad"), "ordinal", "dialogue", panel=True)
     >>> c = Corpus([Dialogue("a", [Turn("u", ["hi"])], {"q": ["good", "bad"]}),
-    ...             Dialogue("b", [Turn("u", ["yo"])], {"q": [None, "good"]})], {"q": s})
-    >>> panel_labels(c, TurnTable.from_corpus(c, stc3=False), ["q"]).tolist()
-    [[[0, 1]], [[-1, 0]]]
-    >>> c.dialogues[1].labels["q"].append("bad")  # three labels here, two there: not a panel
-    >>> panel_labels(c, TurnTable.from_corpus(c, stc3=False), ["q"]) is None
-    True
-    >>> c.dialogues[1].labels["q"].pop()
-    'bad'
-    >>> crowd = Corpus(c.dialogues, {"q": Scale("q", ("good", "bad"), "ordinal", "dialogue")})
-    >>> panel_labels(crowd, TurnTable.from_corpus(crowd, stc3=False), ["q"]) is None  # no panel declared
-    True
+    ...             Dialogue("a", [Turn("u", ["yo"])]), Dialogue("b", [Turn("u", ["ok"])], {"q": [None, "good"]})],
+    ...            {"q": Scale("q", ("good", "bad"), "ordinal", "dialogue", panel=True)})
+    >>> t = scale_targets(c, TurnTable.from_corpus(c, stc3=False), labelled_scales_of(c))["q"]
+    >>> t.rows.tolist(), t.probs.tolist(), t.panel.tolist()
+    ([0, 2], [[0.5, 0.5], [1.0, 0.0]], [[0, 1], [-1, 0]])
     """
+    from dialeval.distributions import gold_distributions, labelled_items
+
     if table.n_dialogues != len(corpus.dialogues):
         raise DialevalError(f"a table of {table.n_dialogues} dialogues is not the corpus's table "
                             f"({len(corpus.dialogues)} dialogues)", file=corpus.source)
-    # the table's rows are the corpus's dialogues in order (ids may repeat: STC-3's translations share theirs)
-    return _panel(corpus, names, [(d.annotators, [d.labels.get(n) or [] for n in names]) for d in corpus.dialogues])
-
-
-def turn_panel_labels(corpus: Corpus, table: TurnTable, name: str, rows: np.ndarray) -> np.ndarray | None:
-    """As :func:`panel_labels`, for the turn-level scale ``name`` at flat turn ``rows`` (a model's targets' rows):
-    ``(len(rows), J)`` level indices, or None when its labels are not a panel's.
-
-    Examples
-    --------
-    >>> from dialeval.corpus import Corpus, Dialogue, Scale, Turn
-    >>> s = Scale("n", ("yes", "no"), "nominal", "turn", panel=True)
-    >>> c = Corpus([Dialogue("a", [Turn("u", ["hi"], {"n": ["no", "yes"]}), Turn("s", ["yo"], {"n": ["no", "no"]})])],
-    ...            {"n": s})
-    >>> turn_panel_labels(c, TurnTable.from_corpus(c, stc3=False), "n", np.array([1, 0])).tolist()
-    [[1, 1], [1, 0]]
-    """
-    turns = [corpus.dialogues[d].turns[t] for d, t in zip(table.dialogue[rows].tolist(),
-                                                           table.position[rows].tolist(), strict=True)]
-    out = _panel(corpus, [name], [(t.annotators, [t.labels.get(name) or []]) for t in turns])
-    return None if out is None else out[:, 0]
-
-
-def _panel(corpus: Corpus, names: list[str], items: list[tuple[list[str] | None, list[list]]]) -> np.ndarray | None:
-    """``(len(items), len(names), J)`` level indices of items' per-annotator label lists (``(annotator ids or
-    None, one list per scale)``), or None when they are not a fixed panel's (see :func:`panel_labels`)."""
-    sizes = {len(x) for _, per in items for x in per if x}
-    named = {tuple(who) for who, per in items if who is not None and any(per)}
-    if not all(corpus.scales[n].panel for n in names) or len(sizes) != 1 or min(sizes) < 2 or len(named) > 1:
-        return None
-    out = np.full((len(items), len(names), sizes.pop()), -1, dtype=np.int64)
-    scales = [corpus.scales[n] for n in names]
-    for r, (_, per) in enumerate(items):
-        for k, labels in enumerate(per):
-            for j, label in enumerate(labels):
-                if label is not None:
-                    out[r, k, j] = scales[k].index(label)
+    gold = gold_distributions(corpus, list(scales))
+    out: ScaleArrays = {}
+    for name, s in scales.items():
+        scale = corpus.scales[name]
+        items = [(i, t, item) for i, t, item in labelled_items(corpus, scale)
+                 if any(v is not None for v in item.labels[name])]  # gold's items (at least one label each)
+        rows = np.array([i if t is None else int(table.start[i]) + t for i, t, _ in items], dtype=np.int64)
+        if s.subtask is not None:
+            _check_every_item(corpus, table, s, rows)
+        elif not len(rows):
+            raise DialevalError(f"no {'dialogue' if s.level == 'dialogue' else 'turn'} is labelled on scale "
+                                f"{name!r}; training needs labelled items", file=corpus.source)
+        out[name] = Targets(rows, gold[name].probs.astype(np.float64), panel_of(scale, [x for *_, x in items]))
     return out
 
 
-def dialogue_rows(table: TurnTable, ids: list[str]) -> np.ndarray:
-    """The table rows of dialogues ``ids`` (every id must be in the table)."""
-    row_of = {i: r for r, i in enumerate(table.ids)}
-    return np.array([row_of[i] for i in ids], dtype=np.int64)
+def _check_every_item(corpus: Corpus, table: TurnTable, scale: TurnScale, rows: np.ndarray) -> None:
+    """An error naming the dialogues with an unlabelled item of a subtask's ``scale`` (labelled: ``rows``)."""
+    want = rows_for(table, scale)
+    if np.array_equal(rows, want):
+        return
+    lacking = np.setdiff1d(want, rows)
+    ids = sorted({table.ids[int(r if scale.level == "dialogue" else table.dialogue[r])] for r in lacking.tolist()})
+    what = scale.subtask
+    if scale.level == "dialogue":
+        raise DialevalError(f"{len(ids)} dialogue(s) have no {what} annotations, e.g. {ids[:5]}; training on "
+                            f"{what} needs them all", file=corpus.source)
+    raise DialevalError(f"{len(ids)} dialogue(s) have {scale.senders[0]} turns without {what} annotations, e.g. "
+                        f"{ids[:5]}; training on {what}s needs them all", file=corpus.source)
 
 
-def flat_rows(table: TurnTable, keys: list[tuple[str, int | None]]) -> np.ndarray:
-    """Flat turn rows of ``(dialogue id, 0-based turn)`` keys (every key must be in the table)."""
-    dialogues = dialogue_rows(table, [i for i, _ in keys])
-    return (table.start[dialogues] + np.array([int(t) for _, t in keys], dtype=np.int64)).astype(np.int64)
+def panel_of(scale: Scale, items: list[Dialogue | Turn]) -> np.ndarray | None:
+    """Each annotator's label of ``scale`` on ``items`` (dialogues or turns), when they come from a fixed panel.
+
+    A panel: the scale declares one (:attr:`Scale.panel <dialeval.corpus.Scale.panel>`: the j-th label of every
+    item is the same person's; STC-3 lists its 19 annotators in one order throughout), and every item carries
+    the same number ``J >= 2`` of labels. When the corpus names its annotators, every item must name the same
+    ones in the same order.
+
+    Returns
+    -------
+    ndarray of int64, shape (len(items), J), or None
+        The index of annotator j's level on item i (-1: the annotator gave none); None when the labels are not
+        a panel's.
+
+    Examples
+    --------
+    >>> from dialeval.corpus import Dialogue, Scale, Turn
+    >>> s = Scale("q", ("good", "bad"), "ordinal", "dialogue", panel=True)
+    >>> a = Dialogue("a", [Turn("u", ["hi"])], {"q": ["good", "bad"]})
+    >>> b = Dialogue("b", [Turn("u", ["yo"])], {"q": [None, "good"]})
+    >>> panel_of(s, [a, b]).tolist()
+    [[0, 1], [-1, 0]]
+    >>> b.labels["q"].append("bad")  # three labels here, two there: not a panel
+    >>> panel_of(s, [a, b]) is None
+    True
+    >>> panel_of(Scale("q", ("good", "bad"), "ordinal", "dialogue"), [a]) is None  # no panel declared
+    True
+    """
+    sizes = {len(x.labels[scale.name]) for x in items}
+    named = {tuple(x.annotators) for x in items if x.annotators is not None}
+    if not scale.panel or len(sizes) != 1 or min(sizes) < 2 or len(named) > 1:
+        return None
+    out = np.full((len(items), sizes.pop()), -1, dtype=np.int64)
+    for r, x in enumerate(items):
+        for j, label in enumerate(x.labels[scale.name]):
+            if label is not None:
+                out[r, j] = scale.index(label)
+    return out
 
 
 def rows_for(table: TurnTable, scale: TurnScale) -> np.ndarray:
