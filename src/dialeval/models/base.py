@@ -48,9 +48,11 @@ class Estimator(ABC):
     Subclasses set ``kind`` and ``description``, take their hyper-parameters as keyword arguments
     (stored in ``self.params``), and implement :meth:`_fit`, :meth:`_predict`, :meth:`_state` and
     :meth:`_set_state`. Everything else (which scales to learn, checking input, subtasks, saving, loading)
-    lives here. A kind sees every scale the same way, ``{scale: (rows, probs)}`` (rows of dialogues for a
-    dialogue-level scale, of flat turns otherwise); what it knows of each is in :attr:`learnt` (its level),
-    and what it may read is :attr:`context` (the tasks' declaration).
+    lives here. A kind sees every scale the same way: it learns from ``{scale: Targets(rows, probs, panel)}``
+    (:class:`~dialeval.models.turndata.Targets`: rows of dialogues for a dialogue-level scale, of flat turns
+    otherwise; the annotators' distribution of each; each annotator's label when they are a fixed panel) and
+    predicts ``{scale: probs}`` on the rows asked; what it knows of each is in :attr:`learnt` (its level), and
+    what it may read is :attr:`context` (the tasks' declaration).
     """
 
     kind: ClassVar[str]
@@ -229,7 +231,7 @@ class Estimator(ABC):
     # -- what a kind implements -------------------------------------------------------------------
     @abstractmethod
     def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
-        """Learn every scale of :attr:`learnt`: ``y[scale] = (rows, annotators' distributions)``."""
+        """Learn every scale of :attr:`learnt` from its :class:`~dialeval.models.turndata.Targets` ``y[scale]``."""
 
     @abstractmethod
     def _predict(self, table: TurnTable, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -1,11 +1,12 @@
 """What models read and write: a flat table of turns, and predictions on it.
 
 A model sees a corpus as a :class:`TurnTable`: one row per turn (utterance block) in dialogue order, with
-the turn's text, sender and position. Its targets and predictions are ``{scale: (rows, probs)}`` on that
-table (:mod:`dialeval.models.turndata`); :class:`Predicted` is their view for callers: STC-3's subtasks as
-per quality key an ``n × 5`` array (levels ``2 .. -2``), and one row per customer turn (``CNUG0, CNUG,
-CNUG*, CNaN``) and per helpdesk turn (``HNUG, HNUG*, HNaN``), in flat turn order (a submission file with
-:meth:`Predicted.to_records`), and any other scale in :attr:`Predicted.turns`.
+the turn's text, sender and position. Its targets (:class:`~dialeval.models.turndata.Targets`) and
+predictions (``{scale: (rows, probs)}``) are rows of that table (:mod:`dialeval.models.turndata`);
+:class:`Predicted` is the predictions' view for callers: STC-3's subtasks as per quality key an ``n × 5``
+array (levels ``2 .. -2``), and one row per customer turn (``CNUG0, CNUG, CNUG*, CNaN``) and per helpdesk
+turn (``HNUG, HNUG*, HNaN``), in flat turn order (a submission file with :meth:`Predicted.to_records`), and
+any other scale in :attr:`Predicted.turns`.
 """
 
 from __future__ import annotations
