@@ -10,6 +10,13 @@ t-interval, per data file.
     python benchmarks/cv_average.py ../shared/data/stc3/train_data_cn.json ../shared/data/stc3/train_data_en.json \
         --runs /tmp/cv-seed0 --runs /tmp/cv-seed8
 
+``--only FILE`` scores only the dialogues whose ids FILE holds, ``--except FILE`` the others: with one folder,
+how the Chinese file's held-out predictions score on the dialogues that the English file translates (the same
+dialogues and labels in the other language):
+
+    python benchmarks/cv_average.py ../shared/data/stc3/train_data_cn.json --runs /tmp/cv-seed0 \
+        --only ../shared/data/stc3/train_data_en.json
+
 Each ``--runs`` folder is the ``--runs-out`` of one ``dialeval cv`` on the same data files (one sub-folder per
 file, named after it, when several were cross-validated together). Probabilities in run files are rounded to
 6 digits, so the average differs from the larger ensemble's own prediction by at most about 1e-6 per bin.
@@ -45,11 +52,19 @@ def main() -> None:
     ap.add_argument("data", nargs="+", type=Path, help="the data files cross-validated (in the cv's order)")
     ap.add_argument("--runs", action="append", type=Path, required=True, help="a --runs-out folder (repeat)")
     ap.add_argument("--kind", default="neural")
+    pick = ap.add_mutually_exclusive_group()
+    pick.add_argument("--only", type=Path, help="score only the dialogues whose ids this data file holds")
+    pick.add_argument("--except", dest="but", type=Path, help="score only the dialogues this data file lacks")
+    ap.add_argument("--folders", type=int, default=None,
+                    help="how many data files the cv was run on (default: as many as given here)")
     args = ap.parse_args()
+    ids_of = args.only or args.but
+    chosen = set(dialeval.read_corpus(ids_of).ids()) if ids_of else None
+    several = (args.folders or len(args.data)) > 1
     for data in args.data:
         corpus = dialeval.read_corpus(data)
         gold = load_gold(corpus)
-        folders = [r / data.stem if len(args.data) > 1 else r for r in args.runs]
+        folders = [r / data.stem if several else r for r in args.runs]
         files = sorted((folders[0] / f"cv-{args.kind}-folds").glob("fold-*.json"),
                        key=lambda p: int(p.stem.split("-")[1]))
         if not files:
@@ -61,8 +76,11 @@ def main() -> None:
             if len({tuple(r["id"] for r in run) for run in runs}) != 1:
                 raise SystemExit(f"error: {path.name} holds other dialogues in the folders given")
             records = [average(list(recs)) for recs in zip(*runs, strict=True)]
+            if chosen is not None:
+                records = [r for r in records if (r["id"] in chosen) == (args.only is not None)]
             scores.append(column_means(records, gold.subset([r["id"] for r in records])))
-        print(f"{data.name}: {len(files)} folds, the average of {len(folders)} cross-validations")
+        which = f", dialogues {'in' if args.only else 'not in'} {ids_of.name}" if ids_of else ""
+        print(f"{data.name}: {len(files)} folds, the average of {len(folders)} cross-validation(s){which}")
         for col in scores[0]:
             vals = [s[col] for s in scores]
             lo, hi = t_interval(vals)
