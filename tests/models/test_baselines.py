@@ -121,3 +121,21 @@ def test_parameters_are_checked():
 def test_predict_before_fit_is_an_error(tiny):
     with pytest.raises(DialevalError, match="not fitted"):
         Prior().predict(tiny)
+
+
+def test_training_on_a_subtask_with_an_unlabelled_item_names_the_dialogue(tiny):
+    """Every dialogue (and every turn of a block's sender) must be labelled to learn a subtask: the error says
+    which dialogue is not, and what is missing."""
+    import dataclasses
+
+    from dialeval.corpus import Corpus
+
+    d0, d1, *rest = tiny.dialogues
+    no_quality = Corpus([d0, dataclasses.replace(d1, labels={}), *rest], tiny.scales)
+    with pytest.raises(DialevalError, match=rf"1 dialogue\(s\) have no quality annotations, e.g. \['{d1.id}'\]"):
+        Prior("quality").fit(no_quality)
+    turns = [dataclasses.replace(t, labels={}) if t.sender == "helpdesk" else t for t in d1.turns]
+    no_nugget = Corpus([d0, dataclasses.replace(d1, turns=turns), *rest], tiny.scales)
+    with pytest.raises(DialevalError, match=rf"1 dialogue\(s\) have helpdesk turns without nugget annotations, "
+                                            rf"e.g. \['{d1.id}'\]"):
+        Prior("nugget").fit(no_nugget)
