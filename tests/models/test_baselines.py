@@ -139,3 +139,20 @@ def test_training_on_a_subtask_with_an_unlabelled_item_names_the_dialogue(tiny):
     with pytest.raises(DialevalError, match=rf"1 dialogue\(s\) have helpdesk turns without nugget annotations, "
                                             rf"e.g. \['{d1.id}'\]"):
         Prior("nugget").fit(no_nugget)
+
+
+def test_a_model_of_stc3_subtasks_refuses_a_sender_its_scales_do_not_label(tiny):
+    """Every turn is an item of its sender's nugget scale: another sender is refused, located, naming the
+    senders the subtasks' declared scales label."""
+    import dataclasses
+
+    from dialeval.corpus import Corpus
+
+    model = Prior().fit(tiny)
+    d0, *rest = tiny.dialogues
+    odd = Corpus([dataclasses.replace(d0, turns=[dataclasses.replace(d0.turns[0], sender="agent"), *d0.turns[1:]]),
+                  *rest], tiny.scales)
+    with pytest.raises(DialevalError, match=r"turns\[0\]\.sender: sender 'agent' is not allowed; allowed are "
+                                            r"customer, helpdesk"):
+        model.predict(odd)
+    assert TurnTable.from_corpus(odd, senders=None).senders[0] == "agent"  # any sender, when none is required

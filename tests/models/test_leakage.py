@@ -34,7 +34,7 @@ def _reference(turns: list[tuple[str, str]]) -> int:
 
 
 def _fp(*dialogues: Dialogue) -> list[int]:
-    return leakage.fingerprints(TurnTable.from_corpus(Corpus(list(dialogues), {}), stc3=False)).tolist()
+    return leakage.fingerprints(TurnTable.from_corpus(Corpus(list(dialogues), {}), senders=None)).tolist()
 
 
 def test_fingerprint_is_the_documented_hash():

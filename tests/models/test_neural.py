@@ -113,7 +113,7 @@ def test_targets_of_a_crowd_scale_follow_the_corpus_order_when_ids_repeat():
     s = Scale("r", ("1", "2", "3"), "ordinal", "dialogue")
     c = Corpus([Dialogue("x", [Turn("u", ["a"])], {"r": ["1"]}), Dialogue("x", [Turn("u", ["b"])]),
                 Dialogue("x", [Turn("u", ["c"])], {"r": ["3", "3"]})], {"r": s})
-    got = scale_targets(c, TurnTable.from_corpus(c, stc3=False), labelled_scales_of(c))["r"]
+    got = scale_targets(c, TurnTable.from_corpus(c, senders=None), labelled_scales_of(c))["r"]
     assert got.rows.tolist() == [0, 2]
     assert got.probs.tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
     assert got.panel is None  # no panel declared

@@ -102,9 +102,13 @@ class Estimator(ABC):
                                 "and turn scales read in the turns so far together (" + ", ".join(self.learnt) + ")")
         return contexts.pop() if contexts else "dialogue"
 
-    def _layout_subtasks(self) -> bool:
-        """Whether the model predicts STC-3 subtasks (every turn an item of its sender's scale)."""
-        return any(s.subtask is not None for s in self.learnt.values())
+    def _senders(self) -> tuple[str, ...] | None:
+        """The senders every turn of an input must have: a model of STC-3's subtasks predicts every turn as an
+        item of its sender's scale (the senders of the subtasks' block-level scales); None (any sender)
+        otherwise."""
+        if not any(s.subtask is not None for s in self.learnt.values()):
+            return None
+        return tuple(dict.fromkeys(s.senders[0] for s in learnt_scales(SUBTASKS, {}).values() if s.senders))
 
     # -- public API -------------------------------------------------------------------------------
     def fit(self, corpus: Corpus) -> Estimator:
@@ -122,7 +126,7 @@ class Estimator(ABC):
         self.learnt = scales  # set first: a kind's _fit reads the scales' kinds, levels and context
         self.not_asked = {n: s for n, s in scales_to_learn(corpus, SUBTASKS).items() if n not in scales}
         _ = self.context  # one context, or an error
-        table = TurnTable.from_corpus(corpus, stc3=self._layout_subtasks())
+        table = TurnTable.from_corpus(corpus, senders=self._senders())
         self._fit(table, scale_targets(corpus, table, scales))
         self.fitted = True
         self.training_fingerprints = np.unique(leakage.fingerprints(table))
@@ -141,7 +145,7 @@ class Estimator(ABC):
         if not self.fitted:
             raise DialevalError(f"this {self.kind} model is not fitted; call fit(corpus) or load a saved one")
         table = corpus if isinstance(corpus, TurnTable) else TurnTable.from_corpus(corpus,
-                                                                                   stc3=self._layout_subtasks())
+                                                                                   senders=self._senders())
         if check_training:
             seen = self.in_training(table)
             if seen.count:
@@ -168,7 +172,7 @@ class Estimator(ABC):
 
         Empty when the model does not know its training data (saved without fingerprints).
         """
-        table = corpus if isinstance(corpus, TurnTable) else TurnTable.from_corpus(corpus, stc3=False)
+        table = corpus if isinstance(corpus, TurnTable) else TurnTable.from_corpus(corpus, senders=None)
         return leakage.overlap(self.training_fingerprints, table)
 
     def save(self, path: str | Path) -> Path:

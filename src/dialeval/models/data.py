@@ -62,15 +62,16 @@ def has_subtasks(corpus: Corpus) -> bool:
     return any(t.subtask is not None for t in tasks_for(corpus.scales))
 
 
-def check_stc3(corpus: object) -> Corpus:
-    """The corpus, if it is a :class:`Corpus` with STC-3 senders; a :class:`DialevalError` otherwise."""
+def check_senders(corpus: object, senders: tuple[str, ...]) -> Corpus:
+    """The corpus, if it is a :class:`Corpus` whose every turn's sender is one of ``senders``; a
+    :class:`DialevalError` naming the first other one (file, dialogue, turn) otherwise."""
     corpus = check_corpus(corpus)
     for d in corpus.dialogues:
         for t, turn in enumerate(d.turns):
-            if turn.sender not in SENDERS:
-                raise DialevalError(f"sender {describe(turn.sender)} is not allowed; models predict STC-3 "
-                                    "scales, whose senders are customer, helpdesk", file=corpus.source,
-                                    dialogue=d.id, field=f"turns[{t}].sender")
+            if turn.sender not in senders:
+                raise DialevalError(f"sender {describe(turn.sender)} is not allowed; allowed are "
+                                    f"{', '.join(senders)} (a model of STC-3's subtasks predicts every turn of "
+                                    "these senders)", file=corpus.source, dialogue=d.id, field=f"turns[{t}].sender")
     return corpus
 
 
@@ -94,9 +95,10 @@ class TurnTable:
     """Sender of each flat turn (any corpus: ``customer``/``helpdesk``, ``user``/``system``...)."""
 
     @classmethod
-    def from_corpus(cls, corpus: Corpus, *, stc3: bool = True) -> TurnTable:
-        """The table of ``corpus``; with ``stc3`` (STC-3 subtasks), every sender must be customer or helpdesk."""
-        corpus = check_stc3(corpus) if stc3 else check_corpus(corpus)
+    def from_corpus(cls, corpus: Corpus, *, senders: tuple[str, ...] | None = SENDERS) -> TurnTable:
+        """The table of ``corpus``; every turn's sender must be one of ``senders`` (default: STC-3's customer and
+        helpdesk, whose turns its subtasks label; None: any sender)."""
+        corpus = check_corpus(corpus) if senders is None else check_senders(corpus, senders)
         n_turns = np.array([len(d.turns) for d in corpus.dialogues], dtype=np.int64)
         texts = [t.text for d in corpus.dialogues for t in d.turns]
         is_c = np.array([t.sender == CUSTOMER for d in corpus.dialogues for t in d.turns], dtype=bool)

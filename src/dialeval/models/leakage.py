@@ -20,7 +20,7 @@ input dialogues, about 5e-9 false matches expected in all).
 >>> a = Corpus([Dialogue("a", [Turn("user", ["Hi  there"]), Turn("system", ["Hello."])])], {})
 >>> b = Corpus([Dialogue("renamed", [Turn("user", [" Hi there "]), Turn("system", ["Hello."])])], {})
 >>> from dialeval.models.data import TurnTable
->>> fp = lambda c: fingerprints(TurnTable.from_corpus(c, stc3=False))
+>>> fp = lambda c: fingerprints(TurnTable.from_corpus(c, senders=None))
 >>> bool(fp(a)[0] == fp(b)[0])
 True
 """

@@ -78,7 +78,7 @@ def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = 
     if not est.scales:
         plan(corpus, est)  # an STC-3 model on another corpus: the error naming the scales
     what = plan(corpus, est)
-    table = TurnTable.from_corpus(corpus, stc3=False)
+    table = TurnTable.from_corpus(corpus, senders=None)
     saved = est.progress
     if progress is not None:
         est.progress = progress

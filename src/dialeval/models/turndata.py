@@ -157,7 +157,7 @@ def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]
     >>> c = Corpus([Dialogue("a", [Turn("u", ["hi"])], {"q": ["good", "bad"]}),
     ...             Dialogue("a", [Turn("u", ["yo"])]), Dialogue("b", [Turn("u", ["ok"])], {"q": [None, "good"]})],
     ...            {"q": Scale("q", ("good", "bad"), "ordinal", "dialogue", panel=True)})
-    >>> t = scale_targets(c, TurnTable.from_corpus(c, stc3=False), labelled_scales_of(c))["q"]
+    >>> t = scale_targets(c, TurnTable.from_corpus(c, senders=None), labelled_scales_of(c))["q"]
     >>> t.rows.tolist(), t.probs.tolist(), t.panel.tolist()
     ([0, 2], [[0.5, 0.5], [1.0, 0.0]], [[0, 1], [-1, 0]])
     """
