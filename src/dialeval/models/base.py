@@ -19,6 +19,7 @@ import numpy as np
 
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
+from dialeval.io.stc3 import SENDERS
 from dialeval.models import leakage
 from dialeval.models.data import SUBTASKS, Predicted, TurnTable, check_corpus, check_subtasks
 from dialeval.models.turndata import ScaleArrays, TurnScale, learnt_scales, rows_for, scale_targets, scales_to_learn
@@ -103,12 +104,10 @@ class Estimator(ABC):
         return contexts.pop() if contexts else "dialogue"
 
     def _senders(self) -> tuple[str, ...] | None:
-        """The senders every turn of an input must have: a model of STC-3's subtasks predicts every turn as an
-        item of its sender's scale (the senders of the subtasks' block-level scales); None (any sender)
-        otherwise."""
-        if not any(s.subtask is not None for s in self.learnt.values()):
-            return None
-        return tuple(dict.fromkeys(s.senders[0] for s in learnt_scales(SUBTASKS, {}).values() if s.senders))
+        """The senders every turn of an input must have: STC-3's (:data:`~dialeval.io.stc3.SENDERS`, the table's
+        default) for a model of its subtasks, which predicts every turn as an item of its sender's scale; None
+        (any sender) otherwise."""
+        return SENDERS if any(s.subtask is not None for s in self.learnt.values()) else None
 
     # -- public API -------------------------------------------------------------------------------
     def fit(self, corpus: Corpus) -> Estimator:
