@@ -101,7 +101,10 @@ def test_correlate_model_scores_at_system_level(shared_data, tmp_path, capsys):
 
 @pytest.mark.parametrize("argv,needle", [
     (["corpus", "stats", "/nonexistent/x.json"], "no such file or folder"),
-    (["corpus", "convert", "/nonexistent", "/tmp/x.xml", "--to", "dstc9"], "'dstc9' is not one of"),
+    (["corpus", "convert", "/nonexistent", "/tmp/x.xml", "--to", "dstc9"],
+     "error: --to: 'dstc9' is not allowed; allowed are stc3, wochat, dbdc\n"),
+    (["cv", "/nonexistent.json", "--model", "forest"],
+     "error: --model: 'forest' is not allowed; allowed are uniform, prior, position, linear, neural\n"),
 ])
 def test_user_errors_are_one_line(argv, needle, capsys):
     assert run(argv) == 2

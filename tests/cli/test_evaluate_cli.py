@@ -171,9 +171,9 @@ def test_bad_gold(tmp_path, capsys, tiny_gold, change, pattern):
 @pytest.mark.parametrize("args,pattern", [
     (["evaluate"], r"error: Missing argument 'SUBMISSION'|error: Missing argument 'submission'"),
     (["evaluate", "nope.json", "gold.json"], r"error: .*nope\.json: no such file|error: .*gold\.json: no such file"),
-    (["evaluate", "RUN", "GOLD", "--format", "xml"], r"error: Invalid value for '--format'"),
+    (["evaluate", "RUN", "GOLD", "--format", "xml"], r"error: --format: 'xml' is not allowed; allowed are json, tab"),
     (["evaluate", "RUN", "GOLD", "--alpha", "2"], r"error: alpha 2\.0 is not allowed; allowed are numbers in \[0, 1\]"),
-    (["evaluate", "RUN", "GOLD", "--rsnod-variant", "2017"], r"error: Invalid value for '--rsnod-variant'"),
+    (["evaluate", "RUN", "GOLD", "--rsnod-variant", "2017"], r"error: --rsnod-variant: '2017' is not allowed; allowed"),
     (["no-such-command"], r"error: No such command 'no-such-command'"),
 ])
 def test_usage_errors(tmp_path, capsys, tiny_gold_path, args, pattern):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 
 import click
@@ -67,6 +68,23 @@ def _fail(message: str) -> int:
     return 2
 
 
+_NOT_A_CHOICE = re.compile(r"Invalid value for '(?P<name>[^']+)': (?:Value error, )?'(?P<value>.*)' is not one of "
+                           r"(?P<choices>'.*')\.?$")
+
+
+def _usage_message(e: BaseException) -> str:
+    """A usage error's one-line message; a value outside an option's choices said as the rest of dialeval says
+    it (``--to: 'dstc9' is not allowed; allowed are stc3, wochat, dbdc``) instead of click's and typer's
+    ``Invalid value for '--to': Value error, 'dstc9' is not one of 'stc3', 'wochat', 'dbdc'.``"""
+    fmt = getattr(e, "format_message", None)
+    message = fmt() if callable(fmt) else str(e)
+    found = _NOT_A_CHOICE.fullmatch(message.strip())
+    if found is None:
+        return message
+    allowed = ", ".join(re.findall(r"'([^']*)'", found["choices"]))
+    return f"{found['name']}: {found['value']!r} is not allowed; allowed are {allowed}"
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit status (0 ok, 1 a failed check, 2 a user error)."""
     try:
@@ -78,8 +96,7 @@ def run(argv: list[str] | None = None) -> int:
     except _ABORTS:
         return _fail("aborted")
     except _USAGE_ERRORS as e:
-        fmt = getattr(e, "format_message", None)
-        message = fmt() if callable(fmt) else str(e)
+        message = _usage_message(e)
         if not message.strip() and type(e).__name__ == "NoArgsIsHelpError":
             return 0  # a bare `dialeval` (or command group): the help was printed, nothing went wrong
         return _fail(message)
