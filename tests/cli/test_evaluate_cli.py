@@ -174,6 +174,7 @@ def test_bad_gold(tmp_path, capsys, tiny_gold, change, pattern):
     (["evaluate", "RUN", "GOLD", "--format", "xml"], r"error: --format: 'xml' is not allowed; allowed are json, tab"),
     (["evaluate", "RUN", "GOLD", "--alpha", "2"], r"error: alpha 2\.0 is not allowed; allowed are numbers in \[0, 1\]"),
     (["evaluate", "RUN", "GOLD", "--rsnod-variant", "2017"], r"error: --rsnod-variant: '2017' is not allowed; allowed"),
+    (["evaluate", "RUN", "GOLD", "--alpha", "zz"], r"error: --alpha: 'zz' is not allowed; allowed are numbers$"),
     (["no-such-command"], r"error: No such command 'no-such-command'"),
 ])
 def test_usage_errors(tmp_path, capsys, tiny_gold_path, args, pattern):

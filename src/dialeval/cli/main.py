@@ -68,21 +68,31 @@ def _fail(message: str) -> int:
     return 2
 
 
-_NOT_A_CHOICE = re.compile(r"Invalid value for '(?P<name>[^']+)': (?:Value error, )?'(?P<value>.*)' is not one of "
-                           r"(?P<choices>'.*')\.?$")
+_INVALID = re.compile(r"Invalid value for '(?P<name>[^']+)': (?:Value error, )?(?P<rest>.*)", re.S)
+_NOT_A_CHOICE = re.compile(r"'(?P<value>.*)' is not one of (?P<choices>'.*')\.?", re.S)
+_PARSED_AS = {"int_parsing": "integers", "float_parsing": "numbers", "bool_parsing": "true or false"}
+"""What an option of a number type allows, by the type of the error its parser raised."""
 
 
 def _usage_message(e: BaseException) -> str:
-    """A usage error's one-line message; a value outside an option's choices said as the rest of dialeval says
-    it (``--to: 'dstc9' is not allowed; allowed are stc3, wochat, dbdc``) instead of click's and typer's
-    ``Invalid value for '--to': Value error, 'dstc9' is not one of 'stc3', 'wochat', 'dbdc'.``"""
+    """A usage error's one-line message. A value an option cannot take is said as the rest of dialeval says it,
+    ``--to: 'dstc9' is not allowed; allowed are stc3, wochat, dbdc`` or ``--folds: 'x' is not allowed; allowed
+    are integers``, instead of the parser's ``Invalid value for '--to': Value error, 'dstc9' is not one of
+    'stc3', 'wochat', 'dbdc'.`` or ``... Input should be a valid integer ...``; other messages pass as they are."""
     fmt = getattr(e, "format_message", None)
     message = fmt() if callable(fmt) else str(e)
-    found = _NOT_A_CHOICE.fullmatch(message.strip())
-    if found is None:
+    head = _INVALID.fullmatch(message.strip())
+    if head is None:
         return message
-    allowed = ", ".join(re.findall(r"'([^']*)'", found["choices"]))
-    return f"{found['name']}: {found['value']!r} is not allowed; allowed are {allowed}"
+    choice = _NOT_A_CHOICE.fullmatch(head["rest"])
+    if choice:
+        allowed = ", ".join(re.findall(r"'([^']*)'", choice["choices"]))
+        return f"{head['name']}: {choice['value']!r} is not allowed; allowed are {allowed}"
+    errors = getattr(e.__cause__, "errors", None)  # the parser's own record of the value it refused
+    first = (errors() if callable(errors) else None) or [{}]
+    if first[0].get("type") in _PARSED_AS and "input" in first[0]:
+        return f"{head['name']}: {first[0]['input']!r} is not allowed; allowed are {_PARSED_AS[first[0]['type']]}"
+    return message
 
 
 def run(argv: list[str] | None = None) -> int:
