@@ -175,6 +175,8 @@ def test_bad_gold(tmp_path, capsys, tiny_gold, change, pattern):
     (["evaluate", "RUN", "GOLD", "--alpha", "2"], r"error: alpha 2\.0 is not allowed; allowed are numbers in \[0, 1\]"),
     (["evaluate", "RUN", "GOLD", "--rsnod-variant", "2017"], r"error: --rsnod-variant: '2017' is not allowed; allowed"),
     (["evaluate", "RUN", "GOLD", "--alpha", "zz"], r"error: --alpha: 'zz' is not allowed; allowed are numbers$"),
+    (["evaluate", "RUN", "GOLD", "--format", "it's"], r"""error: --format: "it's" is not allowed; allowed are json"""),
+    (["evaluate", "RUN", "GOLD", "--format", "x" * 500], r"error: --format: 'x{50,}\.\.\. \(502 characters in all\)"),
     (["no-such-command"], r"error: No such command 'no-such-command'"),
 ])
 def test_usage_errors(tmp_path, capsys, tiny_gold_path, args, pattern):

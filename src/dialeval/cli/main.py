@@ -9,7 +9,7 @@ import sys
 import click
 import typer
 
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, describe, quote
 
 app = typer.Typer(
     name="dialeval",
@@ -69,7 +69,7 @@ def _fail(message: str) -> int:
 
 
 _INVALID = re.compile(r"Invalid value for '(?P<name>[^']+)': (?:Value error, )?(?P<rest>.*)", re.S)
-_NOT_A_CHOICE = re.compile(r"'(?P<value>.*)' is not one of (?P<choices>'.*')\.?", re.S)
+_NOT_A_CHOICE = re.compile(r"(?P<value>'.*'|\".*\") is not one of (?P<choices>'.*')\.?", re.S)
 _PARSED_AS = {"int_parsing": "integers", "float_parsing": "numbers", "bool_parsing": "true or false"}
 """What an option of a number type allows, by the type of the error its parser raised."""
 
@@ -87,11 +87,13 @@ def _usage_message(e: BaseException) -> str:
     choice = _NOT_A_CHOICE.fullmatch(head["rest"])
     if choice:
         allowed = ", ".join(re.findall(r"'([^']*)'", choice["choices"]))
-        return f"{head['name']}: {choice['value']!r} is not allowed; allowed are {allowed}"
+        value = quote(choice["value"])  # the parser's repr of the value, quotes included
+        return f"{head['name']}: {value} is not allowed; allowed are {allowed}"
     errors = getattr(e.__cause__, "errors", None)  # the parser's own record of the value it refused
-    first = (errors() if callable(errors) else None) or [{}]
-    if first[0].get("type") in _PARSED_AS and "input" in first[0]:
-        return f"{head['name']}: {first[0]['input']!r} is not allowed; allowed are {_PARSED_AS[first[0]['type']]}"
+    refused = next(iter(errors()), {}) if callable(errors) else {}
+    allowed = _PARSED_AS.get(refused.get("type"))
+    if allowed and "input" in refused:
+        return f"{head['name']}: {describe(refused['input'])} is not allowed; allowed are {allowed}"
     return message
 
 
