@@ -7,13 +7,15 @@ import json
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dialeval
 from dialeval.errors import DialevalError
 from dialeval.models.base import Estimator
 from dialeval.models.baselines import Prior
 from dialeval.models.data import TurnTable
-from dialeval.models.linear import Linear, _neighbours, _SoftLR
+from dialeval.models.linear import ANALYZERS, Linear, _neighbours, _SoftLR, _Tfidf
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +112,54 @@ def test_chinese_text_and_char_analyzer(assert_valid):
 def test_bad_parameters(params, message):
     with pytest.raises(DialevalError, match=message):
         Linear(**params)
+
+
+# -- the TF-IDF transform from stored arrays against scikit-learn's (the independent reference) ---------------
+
+_TEXT = st.text(alphabet="abAB  cC\t\n\u3000\u2028\x1c\x85\x00İẞǅ我的宽带xyz.,!", max_size=40)
+
+
+def _sklearn_rows(tfidf, texts):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from dialeval.models.linear import _clean
+
+    vec = TfidfVectorizer(analyzer=tfidf.analyzer, ngram_range=(1, tfidf.ngram_max), sublinear_tf=True,
+                          vocabulary={t: i for i, t in enumerate(tfidf.terms.tolist())}, dtype=np.float64)
+    vec.idf_ = tfidf.idf
+    return vec.transform(_clean(texts)).tocsr()
+
+
+@settings(max_examples=60, deadline=None)
+@given(fit=st.lists(_TEXT, min_size=1, max_size=12), apply=st.lists(_TEXT, max_size=12),
+       analyzer=st.sampled_from(ANALYZERS), ngram_max=st.integers(1, 4))
+def test_tfidf_transform_is_scikit_learns_to_the_last_bit(fit, apply, analyzer, ngram_max):
+    """The same n-grams (lowercasing that lengthens a text, every kind of whitespace, NUL, CJK, words shorter
+    than n), the same counts, idf and norms, bit for bit; n-grams of 4 go through scikit-learn itself."""
+    if not any(t.strip() for t in fit):
+        fit = [*fit, "a"]
+    tfidf, _ = _Tfidf.fit(fit, analyzer, ngram_max, max_features=50)
+    texts = fit + apply
+    ours, ref = tfidf.transform(texts), _sklearn_rows(tfidf, texts)
+    assert ours.shape == ref.shape == (len(texts), len(tfidf.terms))
+    assert np.array_equal(ours.indptr, ref.indptr) and np.array_equal(ours.indices, ref.indices)
+    assert np.array_equal(ours.data, ref.data)
+
+
+def test_tfidf_transform_on_real_turns_is_scikit_learns(en60):
+    texts = TurnTable.from_corpus(en60).texts
+    for analyzer in ANALYZERS:
+        tfidf, fitted = _Tfidf.fit(texts[:200], analyzer, 3, max_features=3000)
+        ours, ref = tfidf.transform(texts), _sklearn_rows(tfidf, texts)
+        assert ours.nnz > 10 * len(texts)
+        assert (ours != ref).nnz == 0 and np.array_equal(ours.data, ref.data)
+        # as fit_transform gave them, to rounding: it sums a row's squares in another order (columns unsorted)
+        again = tfidf.transform(texts[:200])
+        assert np.array_equal(again.indices, fitted.sorted_indices().indices)
+        np.testing.assert_allclose(again.data, fitted.sorted_indices().data, rtol=1e-14, atol=0)
+
+
+def test_a_term_no_text_can_produce_never_matches():
+    """A term of a loaded model longer than the coded n-grams (or empty) cannot alias a shorter one."""
+    tfidf = _Tfidf("char", 3, np.array(["abcd", "", "ab"]), np.ones(3))
+    assert tfidf.transform(["abc"]).toarray().tolist() == [[0.0, 0.0, 1.0]]

@@ -40,3 +40,16 @@ def test_shipped_model_predicts_the_demo_corpus(lang, tmp_path):
     assert summary["dialogues"]["missing"] == 0 and set(summary) >= {"quality", "nugget"}
     for q in summary["quality"]["nmd"].values():
         assert 0 <= q <= 1
+
+
+def test_predicting_with_the_shipped_model_does_not_import_scikit_learn():
+    """Prediction applies the lexical TF-IDF from the model's arrays: a cold ``dialeval predict`` does not pay for
+    importing scikit-learn (most of a second)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, dialeval.models as m; from dialeval.cli.demo import demo_dir; "
+            "m.predict(demo_dir() / 'gold.json', lang='en'); print(sorted(k for k in sys.modules if "
+            "k.split('.')[0] == 'sklearn'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout

@@ -94,7 +94,7 @@ def check_turns(rec: dict, did: str, file: str | None, *,
     for t, turn in enumerate(turns):
         sender = turn.get("sender") if isinstance(turn, dict) else None
         if sender not in SENDERS:
-            raise DialevalError(f"sender {describe(sender)} is not allowed; allowed are customer, helpdesk",
+            raise DialevalError(f"sender {describe(sender)} is not allowed; allowed are {', '.join(SENDERS)}",
                                 file=file, dialogue=did, field=f"turns[{t}].sender")
         senders.append(sender)
         if utterances is not None:
