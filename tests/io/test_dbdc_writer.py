@@ -46,3 +46,31 @@ def test_refusals(tmp_path):
     (tmp_path / "full" / "f").write_text("x")
     with pytest.raises(DialevalError, match="not empty"):
         write_dbdc(_corpus(), tmp_path / "full")
+
+
+def test_a_lone_surrogate_in_a_text_or_id_is_written_as_an_escape_and_reads_back(tmp_path):
+    """JSON's "\\ud800" escape reads as a lone surrogate, which UTF-8 cannot carry: written back as that escape."""
+    corpus = Corpus([Dialogue("d\udc00", [Turn("system", ["hi \ud800"], {BREAKDOWN: ["O"]}, ["w1"])])],
+                    {BREAKDOWN: breakdown_scale()}, "dbdc")
+    write_dbdc(corpus, tmp_path / "out")
+    (f,) = (tmp_path / "out").iterdir()
+    assert f.name == "d_.log.json" and "\\ud800" in f.read_text(encoding="ascii")
+    (back,) = read_dbdc(tmp_path / "out")
+    assert back.id == "d\udc00" and back.turns[0].utterances == ["hi \ud800"]
+
+
+def _labels_run(*ids: str) -> list[dict]:
+    dist = {"O": 0.5, "T": 0.25, "X": 0.25}
+    return [{"id": i, "turns": [{"turn": 1, BREAKDOWN: dist}]} for i in ids]
+
+
+def test_dbdc_labels_file_names_are_safe_and_never_overwrite(tmp_path):
+    from dialeval.io.turnruns import write_dbdc_labels
+
+    written = write_dbdc_labels(_labels_run("a/1", "..", "x\x00y", "q\ud800"), str(tmp_path / "run"))
+    assert sorted(p.rsplit("/", 1)[-1] for p in written) == [
+        "_.labels.json", "a_1.labels.json", "q_.labels.json", "x_y.labels.json"]
+    assert json.loads((tmp_path / "run" / "q_.labels.json").read_text(encoding="ascii"))["dialogue-id"] == "q\ud800"
+    with pytest.raises(DialevalError, match="two dialogue ids give the same file name"):
+        write_dbdc_labels(_labels_run("b/1", "b_1"), str(tmp_path / "clash"))
+    assert list((tmp_path / "clash").iterdir()) == []  # nothing written

@@ -116,7 +116,7 @@ def test_bad_parameters(params, message):
 
 # -- the TF-IDF transform from stored arrays against scikit-learn's (the independent reference) ---------------
 
-_TEXT = st.text(alphabet="abAB  cC\t\n\u3000\u2028\x1c\x85\x00İẞǅ我的宽带xyz.,!", max_size=40)
+_TEXT = st.text(alphabet="abAB  cC\t\n\u3000\u2028\x1c\x85\x00\ud800İẞǅ我的宽带xyz.,!", max_size=40)
 
 
 def _sklearn_rows(tfidf, texts):
@@ -157,6 +157,13 @@ def test_tfidf_transform_on_real_turns_is_scikit_learns(en60):
         again = tfidf.transform(texts[:200])
         assert np.array_equal(again.indices, fitted.sorted_indices().indices)
         np.testing.assert_allclose(again.data, fitted.sorted_indices().data, rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("texts", [[], [""], ["  ", "\t"], ["\x00"]])
+def test_tfidf_transform_of_no_n_gram_at_all(texts):
+    tfidf, _ = _Tfidf.fit(["ab c"], "char_wb", 3, max_features=50)
+    X = tfidf.transform(texts)
+    assert X.shape == (len(texts), len(tfidf.terms)) and X.nnz == 0
 
 
 def test_a_term_no_text_can_produce_never_matches():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 import dialeval
@@ -53,3 +54,20 @@ def test_predicting_with_the_shipped_model_does_not_import_scikit_learn():
             "k.split('.')[0] == 'sklearn'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
+def test_lone_surrogates_in_texts_and_ids_are_predicted_and_written(tmp_path):
+    """JSON's "\\ud800" escape reads as a lone surrogate, which is not a character: the tokenizer, UTF-8 and orjson
+    refuse it. A turn holding one is read as U+FFFD; an id holding one is written back as the same escape."""
+    from dialeval.models import encoders
+
+    src = tmp_path / "dialogues.json"
+    src.write_text('[{"id": "d\\udc00", "turns": [{"sender": "customer", "utterances": ["hi \\ud800 there", "x"]},'
+                   ' {"sender": "helpdesk", "utterances": ["ok"]}]}]', encoding="ascii")
+    out = tmp_path / "run.json"
+    records = predict(src, lang="en", out=out)
+    assert [r["id"] for r in records] == ["d\udc00"]
+    assert '"d\\udc00"' in out.read_text(encoding="ascii")
+    assert json.loads(out.read_text(encoding="ascii")) == records
+    assert np.array_equal(encoders.embed(["hi \ud800 there"], cache=False, progress=False),
+                          encoders.embed(["hi \ufffd there"], cache=False, progress=False))

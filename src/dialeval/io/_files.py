@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -66,3 +67,19 @@ def require_str(obj: object, what: str, *, file: str | None, dialogue: str | Non
         raise DialevalError(f"{what} must be a string, received a JSON {type(obj).__name__}", file=file,
                             dialogue=dialogue, field=field)
     return obj
+
+
+_UNSAFE_IN_NAME = re.compile(r"[^\w.-]")
+
+
+def file_stem(dialogue_id: str) -> str:
+    """A dialogue id as a file name's stem: each character other than a letter, digit, ``_``, ``.`` or ``-``
+    (a slash, a space, NUL, a lone surrogate) made ``_``; ``..`` and ``.`` alone made ``_`` too.
+
+    Examples
+    --------
+    >>> file_stem("1470624810"), file_stem("a/b c"), file_stem("..")
+    ('1470624810', 'a_b_c', '_')
+    """
+    stem = _UNSAFE_IN_NAME.sub("_", dialogue_id)
+    return "_" if stem in {"", ".", ".."} else stem

@@ -8,17 +8,16 @@ Senders must be ``user``/``system`` (speaker ``U``/``S``); the only labels DBDC 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError
+from dialeval.io._files import file_stem
 from dialeval.io.dbdc import BREAKDOWN, SPEAKERS
 from dialeval.io.jsonarray import json_text
 from dialeval.io.wochat_writer import WriteReport, _write_folder
 
 _SPEAKER_OF = {v: k for k, v in SPEAKERS.items()}
-_UNSAFE = re.compile(r"[^\w.-]")
 
 
 def _labelled_scales(corpus: Corpus) -> list[str]:
@@ -78,7 +77,7 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
             turns.append({"turn-index": i, "speaker": _SPEAKER_OF[smap.get(t.sender, t.sender)], "utterance": t.text,
                           "annotations": anns})
             report.turns += 1
-        name = _UNSAFE.sub("_", d.id) + ".log.json"
+        name = file_stem(d.id) + ".log.json"
         if name in used:
             raise DialevalError("two dialogue ids give the same file name", file=corpus.source, dialogue=d.id)
         used.add(name)

@@ -214,16 +214,17 @@ def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) 
     Each ``{"dialogue-id", "turns": [{"turn-index", "labels": [{"breakdown", "prob-O", "prob-T", "prob-X"}]}]}``
     with the hard label of the run. Returns the files written.
     """
-    import json
     from pathlib import Path
 
+    from dialeval.io._files import file_stem
     from dialeval.io.atomic import write_text
+    from dialeval.io.jsonarray import json_text
 
     out = Path(folder)
     if out.exists() and not out.is_dir():
         raise DialevalError(f"{out} exists and is not a folder; --to dbdc writes a folder of *.labels.json")
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    files, names = [], set()
     for rec in records:
         turns = []
         for t in rec.get("turns", []):
@@ -238,11 +239,13 @@ def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) 
             turns.append({"turn-index": t["turn"], "labels": [label]})
         if not turns:
             continue
-        name = str(rec["id"]).replace("/", "_")
-        path = out / f"{name}.labels.json"
-        write_text(path, json.dumps({"dialogue-id": rec["id"], "turns": turns}, ensure_ascii=False,
-                                    allow_nan=False, indent=1) + "\n")
-        written.append(str(path))
-    if not written:
+        path = out / f"{file_stem(str(rec['id']))}.labels.json"
+        if path.name in names:
+            raise DialevalError("two dialogue ids give the same file name", file=str(path), dialogue=str(rec["id"]))
+        names.add(path.name)
+        files.append((path, json_text({"dialogue-id": rec["id"], "turns": turns}, indent=1) + "\n"))
+    if not files:
         raise DialevalError(f"the run predicts no turn on scale {scale!r}; nothing to write with --to dbdc")
-    return written
+    for path, text in files:  # every name checked before the first file is written
+        write_text(path, text)
+    return [str(path) for path, _ in files]

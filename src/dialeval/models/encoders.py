@@ -221,6 +221,16 @@ def _forward(ids: list[list[int]]) -> np.ndarray:
     return z[slot]
 
 
+def _readable(text: str) -> str:
+    """``text``, each lone surrogate in it read as U+FFFD (a JSON ``"\\ud800"`` escape reads as one; it is not a
+    character, and neither the tokenizer nor UTF-8 can take it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
 def _key(text: str) -> str:
     return hashlib.sha256(f"{ENCODER}\0{text}".encode()).hexdigest()
 
@@ -291,6 +301,7 @@ def embed(texts: list[str], *, cache: bool = True, progress: bool | None = None)
         store.load()
     else:
         store = _Cache(None)  # nothing reused, nothing kept
+    texts = [_readable(t) for t in texts]
     keys = [_key(t) for t in texts]
     have: dict[str, np.ndarray] = {}  # this call's embeddings (the store may forget old ones meanwhile)
     todo = {}

@@ -64,7 +64,8 @@ def fingerprints(table) -> np.ndarray:
     for i in range(table.n_dialogues):
         lo, hi = int(table.start[i]), int(table.start[i + 1])
         body = "\x1e".join(canonical_turn(senders[t], table.texts[t]) for t in range(lo, hi))
-        out[i] = int.from_bytes(hashlib.sha256(_DOMAIN + body.encode("utf-8")).digest()[:8], "big")
+        # surrogatepass: a lone surrogate (JSON's "\ud800" escape reads as one) hashes as its own bytes
+        out[i] = int.from_bytes(hashlib.sha256(_DOMAIN + body.encode("utf-8", "surrogatepass")).digest()[:8], "big")
     return out
 
 

@@ -130,9 +130,10 @@ class _Tfidf:
             lower = ["".join(f" {w} " for w in t.split()) for t in lower]
         else:
             lower = [_RUNS_OF_SPACE.sub(" ", t) for t in lower]
-        codes = np.frombuffer("".join(lower).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+        # code points, lone surrogates included (JSON's "\\ud800" reads as one; scikit-learn takes it as any other)
+        codes = np.frombuffer("".join(lower).encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
         row = np.repeat(np.arange(len(texts)), [len(t) for t in lower])
-        pairs = []
+        pairs = [np.zeros(0, dtype=np.int64)]  # (no text, or only blank ones: no n-gram at all)
         for n in range(1, self.ngram_max + 1):
             m = len(codes) - n + 1
             if m <= 0:
