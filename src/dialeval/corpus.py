@@ -9,7 +9,7 @@ optionally, to which sender's turns (STC-3 customers and helpdesk agents have di
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from dialeval.errors import DialevalError, describe
@@ -164,6 +164,22 @@ class Corpus:
 
 
 BLOCK_CONFLICTS = ("error", "last")
+
+
+def rename_senders(corpus: Corpus, sender_map: dict[str, str]) -> Corpus:
+    """The corpus with each turn's sender renamed by ``sender_map`` (a sender not in it kept as it is); the turns,
+    labels and metadata are the same objects.
+
+    Examples
+    --------
+    >>> c = Corpus([Dialogue("d", [Turn("customer", ["hi"]), Turn("helpdesk", ["yo"])])])
+    >>> [t.sender for t in rename_senders(c, {"customer": "user"}).dialogues[0].turns]
+    ['user', 'helpdesk']
+    """
+    if not sender_map:
+        return corpus
+    return replace(corpus, dialogues=[replace(d, turns=[replace(t, sender=sender_map.get(t.sender, t.sender))
+                                                        for t in d.turns]) for d in corpus.dialogues])
 
 
 def merge_blocks(corpus: Corpus, *, on_conflict: str = "error") -> Corpus:

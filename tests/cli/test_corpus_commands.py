@@ -52,6 +52,23 @@ def test_convert_stc3_to_stc3_keeps_labels(tmp_path, capsys):
     assert json.loads((tmp_path / "out.json").read_text()) == rec
 
 
+def test_convert_stc3_to_wochat_with_a_sender_map(tmp_path, capsys):
+    """STC-3's customer and helpdesk have no WOCHAT role: a one-line error asks for the map (the writer once
+    crashed on them), and with --senders the corpus is written and reads back with the mapped senders."""
+    rec = [{"id": "7", "turns": [{"sender": "customer", "utterances": ["a"]},
+                                 {"sender": "helpdesk", "utterances": ["b"]}],
+            "annotations": [{"quality": {"A": 1, "S": 0, "E": -1}, "nugget": ["CNUG0", "HNUG*"]}]}]
+    (tmp_path / "in.json").write_text(json.dumps(rec))
+    argv = ["corpus", "convert", str(tmp_path / "in.json"), str(tmp_path / "w"), "--to", "wochat", "--drop-labels"]
+    assert run(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the corpus has customer, helpdesk: give a sender map (--senders " in err
+    assert run([*argv, "--senders", "customer=user,helpdesk=system"]) == 0
+    assert "senders mapped: customer -> user, helpdesk -> system" in capsys.readouterr().err
+    (d,) = read_corpus(tmp_path / "w")
+    assert [t.sender for t in d.turns] == ["user", "system"] and d.meta["source_id"] == "7"
+
+
 def test_gold_then_evaluate(shared_data, tmp_path, capsys):
     gold = shared_data("dbdc3", "en", "dev", "TKTK_100")
     assert run(["gold", str(gold), "-o", str(tmp_path / "g.json")]) == 0

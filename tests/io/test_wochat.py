@@ -288,3 +288,16 @@ def test_dbdc3_round_trip_loses_nothing(shared_data, tmp_path, folder):
             assert a.annotators == b.annotators
             n_labels += len(a.labels.get("breakdown", []))
     assert n_labels == report.labels == 30 * len(src) * 10
+
+
+def test_writer_refuses_a_lone_surrogate_in_one_line(tmp_path):
+    """A JSON "\\ud800" escape reads as a lone surrogate, which XML cannot carry: a located error, not a crash."""
+    from dialeval.corpus import Corpus, Dialogue, Turn
+
+    bad_text = Corpus([Dialogue("IRIS00001", [Turn("user", ["hi \ud800"])])])
+    with pytest.raises(DialevalError, match=r"turns\[0\].*lone surrogate, which XML 1.0 cannot carry"):
+        write_wochat(bad_text, tmp_path / "a.xml")
+    bad_id = Corpus([Dialogue("x\udc00", [Turn("user", ["hi"])])])
+    with pytest.raises(DialevalError, match=r"lone surrogate .* which XML cannot carry"):
+        write_wochat(bad_id, tmp_path / "b.xml")
+    assert not (tmp_path / "a.xml").exists() and not (tmp_path / "b.xml").exists()

@@ -99,8 +99,8 @@ def register(app: typer.Typer) -> None:
                                         "2=VALID,1=ACCEPTABLE,0=INVALID (known for DBDC and WOCHAT)."),
         ids: IdPolicy = typer.Option("renumber", help="WOCHAT: rename ids off the WOCHAT pattern (the "  # type: ignore[valid-type]
                                      "original kept in <source_id>) or refuse them."),
-        senders: str | None = typer.Option(None, help="STC-3 and DBDC: sender map, e.g. "
-                                           "user=customer,system=helpdesk."),
+        senders: str | None = typer.Option(None, help="Sender map, e.g. user=customer,system=helpdesk (STC-3) or "
+                                           "customer=user,helpdesk=system (DBDC, WOCHAT)."),
         drop_labels: bool = typer.Option(False, "--drop-labels", help="Write even if labels the output format "
                                          "cannot hold must be dropped (they are listed)."),
         names: NamePolicy = typer.Option("error", "--wochat-names", help=NAMES_HELP),  # type: ignore[valid-type]
@@ -108,15 +108,11 @@ def register(app: typer.Typer) -> None:
         """Convert a corpus to WOCHAT XML, STC-3 JSON or DBDC logs; the label mapping and anything dropped are
         printed."""
         corpus = load(src, from_, names)
-        options: dict = {"drop_labels": drop_labels}
+        options: dict = {"drop_labels": drop_labels, "sender_map": parse_pairs(senders, "--senders")}
         if v(to) == "wochat":
-            if senders is not None:
-                raise typer.BadParameter("--senders applies to --to stc3 and --to dbdc only")
             options.update(scale=scale, label_map=parse_pairs(map_, "--map"), ids=v(ids))
-        else:
-            if scale is not None or map_ is not None:
-                raise typer.BadParameter("--scale and --map apply to --to wochat only")
-            options["sender_map"] = parse_pairs(senders, "--senders")
+        elif scale is not None or map_ is not None:
+            raise typer.BadParameter("--scale and --map apply to --to wochat only")
         report = convert(corpus, dst, v(to), **options)
         for line in report.lines():
             err.print(line, markup=False)

@@ -46,17 +46,19 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> None:
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically."""
-    write_bytes(path, text.encode("utf-8"))
+    """Write ``text`` (UTF-8) to ``path`` atomically. A lone surrogate (not a character: a JSON ``"\\udc00"``
+    escape reads as one, e.g. into a dialogue id), which UTF-8 cannot carry, is written as that escape."""
+    write_bytes(path, text.encode("utf-8", "backslashreplace"))
 
 
 def write_matrix_csv(path: str | os.PathLike, ids: Sequence[str], columns: Sequence[str], matrix: np.ndarray,
                      *, id_header: str = "id") -> None:
     """One row per item (its id, then one value per column), atomically; NaN or infinity is an empty cell.
 
-    Values are written with ``repr`` so that they read back to the same float, to the last digit.
+    Values are written with ``repr`` so that they read back to the same float, to the last digit; a lone
+    surrogate in an id as its escape (:func:`write_text`).
     """
-    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
+    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8", errors="backslashreplace") as fh:
         w = csv.writer(fh)
         w.writerow([id_header, *columns])
         for i, row in zip(ids, matrix.tolist(), strict=True):

@@ -45,9 +45,7 @@ def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, st
     merged = sum(len(d.turns) for d in mapped) - sum(len(d.turns) for d in blocks)
     if merged:
         report.notes.append(f"{merged} turn(s) merged into the utterance block before them (same sender)")
-    if smap:
-        report.mapping = dict(smap)
-        report.mapped_scale = "senders"
+    report.senders = smap
     stc3.write_stc3(blocks, str(path))
     report.dialogues = len(blocks)
     report.turns = sum(len(d.turns) for d in blocks)
@@ -64,8 +62,9 @@ def _labelled(corpus: Corpus, name: str) -> bool:
 def convert(corpus: Corpus, path: str | os.PathLike, to: str, **options) -> WriteReport:
     """Write ``corpus`` in format ``to`` (one of :func:`dialeval.io.formats.writable`).
 
-    Options go to the writer: for ``wochat`` ``scale``, ``label_map``, ``ids``, ``drop_labels`` (see
-    :func:`dialeval.io.wochat.write_wochat`); for ``stc3`` ``sender_map``, ``drop_labels`` (:func:`to_stc3`).
+    Options go to the writer: for ``wochat`` ``scale``, ``label_map``, ``ids``, ``drop_labels``, ``sender_map``
+    (see :func:`dialeval.io.wochat.write_wochat`); for ``stc3`` and ``dbdc`` ``sender_map``, ``drop_labels``
+    (:func:`to_stc3`, :func:`dialeval.io.dbdc_writer.write_dbdc`).
     """
     fmt = get_format(to)
     if fmt.writer is None:

@@ -56,8 +56,7 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
     if bad:
         raise DialevalError(f"DBDC speakers are user (U) and system (S); the corpus has {', '.join(bad)}: give a "
                             "sender map (--senders customer=user,helpdesk=system)", file=corpus.source)
-    if smap:
-        report.mapping, report.mapped_scale = smap, "senders"
+    report.senders = smap
     other = [n for n in _labelled_scales(corpus) if n != BREAKDOWN]
     if other and not drop_labels:
         raise DialevalError("cannot write as DBDC logs, which hold breakdown labels (O, T, X) only: the corpus has "

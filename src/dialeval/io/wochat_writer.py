@@ -17,7 +17,7 @@ from pathlib import Path
 
 from defusedxml.ElementTree import fromstring as safe_fromstring
 
-from dialeval.corpus import Corpus, Dialogue
+from dialeval.corpus import Corpus, Dialogue, rename_senders
 from dialeval.errors import DialevalError, describe
 from dialeval.io.atomic import write_bytes
 from dialeval.io.wochat import (
@@ -34,7 +34,7 @@ from dialeval.io.wochat import (
 
 ID_POLICIES = ("renumber", "strict")
 _SPEAKER = re.compile(r"^(SYSTEM|USER\d*)$")
-_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")  # what XML 1.0 cannot carry (lone surrogates too)
 
 
 
@@ -47,6 +47,8 @@ class WriteReport:
     labels: int = 0
     mapping: dict[str, str] = field(default_factory=dict)
     mapped_scale: str | None = None
+    senders: dict[str, str] = field(default_factory=dict)
+    """The sender map applied (``--senders``)."""
     renamed_ids: dict[str, str] = field(default_factory=dict)
     replaced_names: int = 0
     dropped: list[str] = field(default_factory=list)
@@ -56,10 +58,11 @@ class WriteReport:
     def lines(self) -> list[str]:
         out = [f"wrote {self.dialogues} dialogue(s), {self.turns} turn(s), {self.labels} label(s) to "
                + (self.files[0] if len(self.files) == 1 else f"{len(self.files)} files")]
+        if self.senders:
+            out.append("senders mapped: " + ", ".join(f"{k} -> {v}" for k, v in self.senders.items()))
         if self.mapping:
-            what = "senders mapped: " if self.mapped_scale == "senders" else \
-                f"labels of scale {self.mapped_scale!r} mapped in order: "
-            out.append(what + ", ".join(f"{k} -> {v}" for k, v in self.mapping.items()))
+            out.append(f"labels of scale {self.mapped_scale!r} mapped in order: "
+                       + ", ".join(f"{k} -> {v}" for k, v in self.mapping.items()))
         if self.renamed_ids:
             ex = ", ".join(f"{a} -> {b}" for a, b in list(self.renamed_ids.items())[:3])
             out.append(f"{len(self.renamed_ids)} dialogue id(s) renamed to fit the WOCHAT pattern ({ID_RULE}); "
@@ -186,11 +189,12 @@ def _add_tags(parent: ET.Element, tags: list[dict]) -> None:
 
 def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binary: list[str], report: WriteReport,
                       file: str | None) -> ET.Element:
-    roles = sorted({role_of(t.sender) for t in d.turns} | set(d.meta.get("names") or {}), key=_role_order)
-    for r in roles:
+    roles = {role_of(t.sender) for t in d.turns} | set(d.meta.get("names") or {})
+    for r in sorted(roles):  # each checked before _role_order reads it
         if not _SPEAKER.match(r):
             raise DialevalError(f"sender {r.lower()!r} has no WOCHAT speaker role; allowed are system, user, "
                                 "user1, user2, ...", file=file, dialogue=d.id)
+    roles = sorted(roles, key=_role_order)
     names = _names_of(d, roles)
     el = ET.Element("dialogue", {"id": wid})
     for r in roles:
@@ -211,7 +215,8 @@ def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binar
             text, n = pat.subn(f"{r}_NAME", text)
             report.replaced_names += n
         if _CTRL.search(text):
-            raise DialevalError("the utterance holds a control character that XML 1.0 cannot carry", file=file,
+            raise DialevalError("the utterance holds a control character or a lone surrogate, which XML 1.0 cannot "
+                                "carry", file=file,
                                 dialogue=d.id, field=f"turns[{pos}]")
         ET.SubElement(te, "utterance").text = text
         _add_tags(te, t.meta.get("tags", []))
@@ -234,15 +239,20 @@ def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binar
     return el
 
 
-def _serialise(el: ET.Element, comment: str) -> bytes:
+def _serialise(el: ET.Element, comment: str, file: str | None, dialogue: str | None = None) -> bytes:
     ET.indent(el, space="  ")
     body = ET.tostring(el, encoding="unicode", short_empty_elements=True).replace(" />", "/>")
-    return f'<?xml version="1.0" encoding="UTF-8"?>\n<!-- {comment} -->\n{body}\n'.encode()
+    comment = comment.encode("utf-8", "backslashreplace").decode()  # a source path's undecodable bytes
+    try:
+        return f'<?xml version="1.0" encoding="UTF-8"?>\n<!-- {comment} -->\n{body}\n'.encode()
+    except UnicodeEncodeError:  # an id, a name or a tag (utterances are checked where they are written)
+        raise DialevalError("a text of the dialogue holds a lone surrogate (not a character; a JSON \\ud800 escape "
+                            "reads as one), which XML cannot carry", file=file, dialogue=dialogue) from None
 
 
 def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None = None,
                  label_map: dict[str, str] | None = None, ids: str = "renumber",
-                 drop_labels: bool = False) -> WriteReport:
+                 drop_labels: bool = False, sender_map: dict[str, str] | None = None) -> WriteReport:
     """Write a corpus as WOCHAT XML: one file (``*.xml``) or a new folder with one file per dialogue.
 
     Parameters
@@ -263,6 +273,9 @@ def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None =
         digits, ``tt_001`` -> ``tt_00001``; the original kept in ``<source_id>``), or refused.
     drop_labels : bool, default False
         Labels WOCHAT cannot hold (dialogue-level ratings, other scales) are an error unless True.
+    sender_map : dict, optional
+        Renames senders first, e.g. ``{"customer": "user", "helpdesk": "system"}``; every sender must then be
+        ``system``, ``user`` or ``user<n>``.
 
     Returns
     -------
@@ -277,7 +290,12 @@ def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None =
     """
     if ids not in ID_POLICIES:
         raise DialevalError(f"ids policy {describe(ids)} is not allowed; allowed are " + ", ".join(ID_POLICIES))
-    report = WriteReport()
+    report = WriteReport(senders=dict(sender_map or {}))
+    corpus = rename_senders(corpus, report.senders)
+    bad = sorted({t.sender for d in corpus for t in d.turns if not _SPEAKER.match(role_of(t.sender))})
+    if bad:
+        raise DialevalError(f"WOCHAT speakers are system, user, user1, user2, ...; the corpus has {', '.join(bad)}: "
+                            "give a sender map (--senders customer=user,helpdesk=system)", file=corpus.source)
     src, binary = _plan_scales(corpus, scale, label_map, drop_labels, report)
     from dialeval import __version__
     what = f"written by dialeval {__version__} from {corpus.format} corpus {corpus.source or ''}".rstrip()
@@ -302,10 +320,10 @@ def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None =
         else:
             root = ET.Element("dialogues")
             root.extend(e for _, e in elems)
-        write_bytes(out, _serialise(root, what))
+        write_bytes(out, _serialise(root, what, corpus.source, elems[0][0] if len(elems) == 1 else None))
         report.files = [str(out)]
     else:
-        report.files = _write_folder(out, [(f"{wid}.xml", _serialise(e, what)) for wid, e in elems])
+        report.files = _write_folder(out, [(f"{wid}.xml", _serialise(e, what, corpus.source, wid)) for wid, e in elems])
     return report
 
 
