@@ -145,6 +145,10 @@ def summarize(pred: str | os.PathLike, *, by: str = "system", threshold: float =
                 try:
                     rec = orjson.loads(data)
                 except orjson.JSONDecodeError as e:
+                    if line == 1 and data.strip() == b"[":  # the JSON array dialeval predict writes for a file
+                        raise DialevalError("line 1: a JSON array (a run file?); summarize reads JSON Lines, one "
+                                            "prediction per line: what dialeval predict writes when --out is a "
+                                            "folder", file=str(file)) from None
                     raise DialevalError(f"line {line}: not valid JSON ({e})", file=str(file)) from None
                 state.add(_check(rec, file, line), file, line)
     state.flush()
