@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from dialeval.corpus import Corpus, Dialogue, Turn, merge_blocks
+from dialeval.corpus import Corpus, Dialogue, Turn, merge_blocks, rename_senders
 from dialeval.errors import DialevalError
 from dialeval.io import stc3
 from dialeval.io.formats import get as get_format
@@ -19,10 +19,9 @@ def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, st
     ``sender_map`` renames senders (e.g. ``{"user": "customer", "system": "helpdesk"}``). Labels other than
     STC-3's (A, S, E quality and nugget types) are an error unless ``drop_labels``.
     """
-    report = WriteReport(files=[str(path)])
-    smap = dict(sender_map or {})
-    senders = {smap.get(t.sender, t.sender) for d in corpus for t in d.turns}
-    bad = sorted(senders - set(stc3.SENDERS))
+    report = WriteReport(files=[str(path)], senders=dict(sender_map or {}))
+    corpus = rename_senders(corpus, report.senders)
+    bad = sorted({t.sender for d in corpus for t in d.turns} - set(stc3.SENDERS))
     if bad:
         raise DialevalError(f"STC-3 senders are customer and helpdesk; the corpus has {', '.join(bad)}: give a "
                             "sender map (--senders user=customer,system=helpdesk)", file=corpus.source)
@@ -35,7 +34,7 @@ def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, st
     if other:
         report.dropped.append("labels of scale(s) " + ", ".join(other))
     keep = [n for n in corpus.scales if n in ok]
-    dialogues = [Dialogue(d.id, [Turn(smap.get(t.sender, t.sender), list(t.utterances),
+    dialogues = [Dialogue(d.id, [Turn(t.sender, list(t.utterances),
                                       {k: v for k, v in t.labels.items() if k in keep}, t.annotators, dict(t.meta))
                                  for t in d.turns],
                           {k: v for k, v in d.labels.items() if k in keep}, d.annotators, dict(d.meta))
@@ -45,7 +44,6 @@ def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, st
     merged = sum(len(d.turns) for d in mapped) - sum(len(d.turns) for d in blocks)
     if merged:
         report.notes.append(f"{merged} turn(s) merged into the utterance block before them (same sender)")
-    report.senders = smap
     stc3.write_stc3(blocks, str(path))
     report.dialogues = len(blocks)
     report.turns = sum(len(d.turns) for d in blocks)

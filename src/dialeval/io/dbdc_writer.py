@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dialeval.corpus import Corpus
+from dialeval.corpus import Corpus, rename_senders
 from dialeval.errors import DialevalError
 from dialeval.io._files import file_stem
 from dialeval.io.dbdc import BREAKDOWN, SPEAKERS
@@ -50,13 +50,12 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
     DialevalError
         Another sender, labels DBDC cannot hold (without ``drop_labels``), a non-empty folder.
     """
-    report = WriteReport()
-    smap = dict(sender_map or {})
-    bad = sorted({smap.get(t.sender, t.sender) for d in corpus for t in d.turns} - set(_SPEAKER_OF))
+    report = WriteReport(senders=dict(sender_map or {}))
+    corpus = rename_senders(corpus, report.senders)
+    bad = sorted({t.sender for d in corpus for t in d.turns} - set(_SPEAKER_OF))
     if bad:
         raise DialevalError(f"DBDC speakers are user (U) and system (S); the corpus has {', '.join(bad)}: give a "
                             "sender map (--senders customer=user,helpdesk=system)", file=corpus.source)
-    report.senders = smap
     other = [n for n in _labelled_scales(corpus) if n != BREAKDOWN]
     if other and not drop_labels:
         raise DialevalError("cannot write as DBDC logs, which hold breakdown labels (O, T, X) only: the corpus has "
@@ -73,7 +72,7 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
             anns = [{"annotator-id": str(a), "breakdown": lab} for a, lab in zip(ids, labs, strict=True)
                     if lab is not None]
             report.labels += len(anns)
-            turns.append({"turn-index": i, "speaker": _SPEAKER_OF[smap.get(t.sender, t.sender)], "utterance": t.text,
+            turns.append({"turn-index": i, "speaker": _SPEAKER_OF[t.sender], "utterance": t.text,
                           "annotations": anns})
             report.turns += 1
         name = file_stem(d.id) + ".log.json"

@@ -354,11 +354,12 @@ def json_text(obj: object, *, indent: int | None = 2) -> str:
     Text other than ASCII is written as it is, except a lone surrogate (JSON's ``"\\ud800"`` escape reads as one,
     and UTF-8 cannot carry it): then the text is written with escapes, and reads back the same.
     """
-    text = json.dumps(finite(obj), indent=indent, ensure_ascii=False, allow_nan=False)
+    obj = finite(obj)
+    text = json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(finite(obj), indent=indent, ensure_ascii=True, allow_nan=False)
+        return json.dumps(obj, indent=indent, ensure_ascii=True, allow_nan=False)
     return text
 
 
@@ -367,10 +368,10 @@ def dump_json(obj: object, path: str | os.PathLike, *, indent: bool = True) -> N
 
     orjson writes a NaN or an infinity as null, never as the non-JSON ``NaN`` (:data:`UNDEFINED_POLICY`). A
     string holding a lone surrogate (a JSON ``"\\ud800"`` escape reads as one, e.g. in a dialogue id), which
-    orjson refuses, is written as that escape by the standard library: it reads back the same.
+    orjson refuses, is written as that escape by :func:`json_text`: it reads back the same.
     """
     try:
         data = orjson.dumps(obj, option=(orjson.OPT_INDENT_2 if indent else 0) | orjson.OPT_SERIALIZE_NUMPY)
     except orjson.JSONEncodeError:
-        data = json.dumps(finite(obj), indent=2 if indent else None, ensure_ascii=True, allow_nan=False).encode()
+        data = json_text(obj, indent=2 if indent else None).encode()
     write_bytes(path, data + b"\n")
