@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -68,18 +67,3 @@ def require_str(obj: object, what: str, *, file: str | None, dialogue: str | Non
                             dialogue=dialogue, field=field)
     return obj
 
-
-_UNSAFE_IN_NAME = re.compile(r"[^\w.-]")
-
-
-def file_stem(dialogue_id: str) -> str:
-    """A dialogue id as a file name's stem: each character other than a letter, digit, ``_``, ``.`` or ``-``
-    (a slash, a space, NUL, a lone surrogate) made ``_``; ``..`` and ``.`` alone made ``_`` too.
-
-    Examples
-    --------
-    >>> file_stem("1470624810"), file_stem("a/b c"), file_stem("..")
-    ('1470624810', 'a_b_c', '_')
-    """
-    stem = _UNSAFE_IN_NAME.sub("_", dialogue_id)
-    return "_" if stem in {"", ".", ".."} else stem

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -63,3 +64,19 @@ def write_matrix_csv(path: str | os.PathLike, ids: Sequence[str], columns: Seque
         w.writerow([id_header, *columns])
         for i, row in zip(ids, matrix.tolist(), strict=True):
             w.writerow([i, *(repr(x) if math.isfinite(x) else "" for x in row)])
+
+
+_UNSAFE_IN_NAME = re.compile(r"[^\w.-]")
+
+
+def file_stem(dialogue_id: str) -> str:
+    """A dialogue id as a file name's stem: each character other than a letter, digit, ``_``, ``.`` or ``-``
+    (a slash, a space, NUL, a lone surrogate) made ``_``; ``..`` and ``.`` alone made ``_`` too.
+
+    Examples
+    --------
+    >>> file_stem("1470624810"), file_stem("a/b c"), file_stem("..")
+    ('1470624810', 'a_b_c', '_')
+    """
+    stem = _UNSAFE_IN_NAME.sub("_", dialogue_id)
+    return "_" if stem in {"", ".", ".."} else stem

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dialeval.corpus import Corpus, rename_senders
 from dialeval.errors import DialevalError
-from dialeval.io._files import file_stem
+from dialeval.io.atomic import file_stem
 from dialeval.io.dbdc import BREAKDOWN, SPEAKERS
 from dialeval.io.jsonarray import json_text
 from dialeval.io.wochat_writer import WriteReport, _write_folder

@@ -216,8 +216,7 @@ def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) 
     """
     from pathlib import Path
 
-    from dialeval.io._files import file_stem
-    from dialeval.io.atomic import write_text
+    from dialeval.io.atomic import file_stem, write_text
     from dialeval.io.jsonarray import json_text
 
     out = Path(folder)
