@@ -62,7 +62,14 @@ TOP_LAYERS = ("d0", "p1", "d1", "d2", "p3", "d3")
 """The encoder's top network, the weight matrices :func:`top` applies (no biases; about 1.0 M weights)."""
 
 
+def _check_output(output: object) -> None:
+    if output not in OUTPUTS:
+        raise DialevalError(f"embed: output = {output!r} is not allowed; allowed are {', '.join(map(repr, OUTPUTS))}")
+
+
 def cache_dir(output: str = "sentence") -> Path:
+    """The cache folder of ``output``'s vectors (one of :data:`OUTPUTS`)."""
+    _check_output(output)
     base = Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval") / "embeddings"
     return base / (ENCODER if output == "sentence" else f"{ENCODER}-{output}")
 
@@ -134,6 +141,15 @@ def top(x: np.ndarray, w: dict[str, np.ndarray], eps: float = 1e-12) -> np.ndarr
     >>> bool(np.allclose(top(x, top_weights()), embed(["hello"], cache=False), atol=1e-5))
     True
     """
+    x = np.asarray(x)
+    if x.ndim != 2 or x.shape[1] != DIM:
+        raise DialevalError(f"top: x has shape {x.shape}; allowed are (n, {DIM}) top inputs (embed(..., "
+                            "output='top_input'))")
+    ref = top_weights()
+    bad = [k for k in TOP_LAYERS if k not in w or np.shape(w[k]) != ref[k].shape]
+    if bad:
+        raise DialevalError(f"top: weights {bad} are missing or of the wrong shape; allowed are the arrays "
+                            f"{list(TOP_LAYERS)} of top_weights()'s shapes")
     y0 = np.maximum(x @ w["d0"], 0)
     y1 = np.maximum(x @ w["p1"] + y0 @ w["d1"], 0)
     y2 = np.maximum(y1 @ w["d2"], 0)
@@ -356,8 +372,7 @@ def embed(texts: list[str], *, cache: bool = True, progress: bool | None = None,
     Identical texts are embedded once; new ones in chunks of similar length, on every core (a text's bits do
     not depend on its chunk: :func:`_forward`), with a progress bar on long work.
     """
-    if output not in OUTPUTS:
-        raise DialevalError(f"embed: output = {output!r} is not allowed; allowed are {', '.join(map(repr, OUTPUTS))}")
+    _check_output(output)
     stores = {}
     for o in OUTPUTS:
         if cache:
