@@ -1,4 +1,5 @@
-"""The default model: a hierarchical network over frozen sentence embeddings, an ensemble of a few seeds.
+"""The default model: a hierarchical network over sentence embeddings (the encoder frozen but for its top network,
+which each member fine-tunes, ``finetune``), an ensemble of a few seeds.
 
 Two networks, chosen by what the tasks of the model's scales let it read (:attr:`dialeval.tasks.Task.context`).
 A task judged on the whole dialogue (STC-3's DQ and ND, a rating of the whole dialogue such as DSTC9's) gets
@@ -451,7 +452,7 @@ def _turn_targets(table: TurnTable, shape: tuple[int, int], y: ScaleArrays, name
 
 @register
 class Neural(Estimator):
-    """Hierarchical BiGRU over frozen multilingual sentence embeddings; an ensemble of ``ensemble`` seeds.
+    """Hierarchical BiGRU over multilingual sentence embeddings; an ensemble of ``ensemble`` seeds.
 
     Parameters (keyword, all optional): ``hidden`` (GRU units per direction), ``dropout``, ``epochs``,
     ``batch_size`` (dialogues), ``utterances`` (``"mean"``: each turn's embedding is followed by the
