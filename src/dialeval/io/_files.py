@@ -66,4 +66,3 @@ def require_str(obj: object, what: str, *, file: str | None, dialogue: str | Non
         raise DialevalError(f"{what} must be a string, received a JSON {type(obj).__name__}", file=file,
                             dialogue=dialogue, field=field)
     return obj
-

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 
-from dialeval.corpus import Corpus, Dialogue, Turn, merge_blocks, rename_senders
+from dialeval.corpus import Corpus, Dialogue, Turn, merge_blocks
 from dialeval.errors import DialevalError
 from dialeval.io import stc3
 from dialeval.io.formats import get as get_format
 from dialeval.io.formats import writable
-from dialeval.io.wochat_writer import WriteReport
+from dialeval.io.wochat_writer import WriteReport, map_senders
 
 
 def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, str] | None = None,
@@ -19,12 +19,9 @@ def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, st
     ``sender_map`` renames senders (e.g. ``{"user": "customer", "system": "helpdesk"}``). Labels other than
     STC-3's (A, S, E quality and nugget types) are an error unless ``drop_labels``.
     """
-    report = WriteReport(files=[str(path)], senders=dict(sender_map or {}))
-    corpus = rename_senders(corpus, report.senders)
-    bad = sorted({t.sender for d in corpus for t in d.turns} - set(stc3.SENDERS))
-    if bad:
-        raise DialevalError(f"STC-3 senders are customer and helpdesk; the corpus has {', '.join(bad)}: give a "
-                            "sender map (--senders user=customer,system=helpdesk)", file=corpus.source)
+    corpus, report = map_senders(corpus, sender_map, set(stc3.SENDERS).__contains__,
+                                 "STC-3 senders are customer and helpdesk", "user=customer,system=helpdesk")
+    report.files = [str(path)]
     ok = set(stc3.stc3_scales())
     other = [n for n in corpus.scales if n not in ok and _labelled(corpus, n)]
     if other and not drop_labels:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dialeval.corpus import Corpus, rename_senders
+from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import file_stem
 from dialeval.io.dbdc import BREAKDOWN, SPEAKERS
 from dialeval.io.jsonarray import json_text
-from dialeval.io.wochat_writer import WriteReport, _write_folder
+from dialeval.io.wochat_writer import WriteReport, _write_folder, map_senders
 
 _SPEAKER_OF = {v: k for k, v in SPEAKERS.items()}
 
@@ -50,12 +50,8 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
     DialevalError
         Another sender, labels DBDC cannot hold (without ``drop_labels``), a non-empty folder.
     """
-    report = WriteReport(senders=dict(sender_map or {}))
-    corpus = rename_senders(corpus, report.senders)
-    bad = sorted({t.sender for d in corpus for t in d.turns} - set(_SPEAKER_OF))
-    if bad:
-        raise DialevalError(f"DBDC speakers are user (U) and system (S); the corpus has {', '.join(bad)}: give a "
-                            "sender map (--senders customer=user,helpdesk=system)", file=corpus.source)
+    corpus, report = map_senders(corpus, sender_map, _SPEAKER_OF.__contains__,
+                                 "DBDC speakers are user (U) and system (S)", "customer=user,helpdesk=system")
     other = [n for n in _labelled_scales(corpus) if n != BREAKDOWN]
     if other and not drop_labels:
         raise DialevalError("cannot write as DBDC logs, which hold breakdown labels (O, T, X) only: the corpus has "

@@ -12,6 +12,7 @@ import re
 import shutil
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -187,6 +188,20 @@ def _add_tags(parent: ET.Element, tags: list[dict]) -> None:
             ET.SubElement(parent, t["tag"], t.get("attrib", {})).text = t.get("text") or None
 
 
+def map_senders(corpus: Corpus, sender_map: dict[str, str] | None, allowed: Callable[[str], bool], speakers: str,
+                example: str) -> tuple[Corpus, WriteReport]:
+    """A writer's first step: ``corpus`` with its senders renamed by ``sender_map`` (:func:`rename_senders`) and a
+    report that records the map; a sender the format cannot hold (``allowed`` false) is refused in one line
+    that names the format's ``speakers`` and an ``example`` map."""
+    report = WriteReport(senders=dict(sender_map or {}))
+    corpus = rename_senders(corpus, report.senders)
+    bad = sorted({t.sender for d in corpus for t in d.turns if not allowed(t.sender)})
+    if bad:
+        raise DialevalError(f"{speakers}; the corpus has {', '.join(bad)}: give a sender map (--senders {example})",
+                            file=corpus.source)
+    return corpus, report
+
+
 def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binary: list[str], report: WriteReport,
                       file: str | None) -> ET.Element:
     roles = {role_of(t.sender) for t in d.turns} | set(d.meta.get("names") or {})
@@ -290,12 +305,8 @@ def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None =
     """
     if ids not in ID_POLICIES:
         raise DialevalError(f"ids policy {describe(ids)} is not allowed; allowed are " + ", ".join(ID_POLICIES))
-    report = WriteReport(senders=dict(sender_map or {}))
-    corpus = rename_senders(corpus, report.senders)
-    bad = sorted({t.sender for d in corpus for t in d.turns if not _SPEAKER.match(role_of(t.sender))})
-    if bad:
-        raise DialevalError(f"WOCHAT speakers are system, user, user1, user2, ...; the corpus has {', '.join(bad)}: "
-                            "give a sender map (--senders customer=user,helpdesk=system)", file=corpus.source)
+    corpus, report = map_senders(corpus, sender_map, lambda s: bool(_SPEAKER.match(role_of(s))),
+                                 "WOCHAT speakers are system, user, user1, user2, ...", "customer=user,helpdesk=system")
     src, binary = _plan_scales(corpus, scale, label_map, drop_labels, report)
     from dialeval import __version__
     what = f"written by dialeval {__version__} from {corpus.format} corpus {corpus.source or ''}".rstrip()
