@@ -9,7 +9,7 @@ from dialeval.errors import DialevalError
 from dialeval.io import stc3
 from dialeval.io.formats import get as get_format
 from dialeval.io.formats import writable
-from dialeval.io.wochat_writer import WriteReport, map_senders
+from dialeval.io.writers import WriteReport, map_senders
 
 
 def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, str] | None = None,

@@ -15,7 +15,7 @@ from dialeval.errors import DialevalError
 from dialeval.io.atomic import file_stem
 from dialeval.io.dbdc import BREAKDOWN, SPEAKERS
 from dialeval.io.jsonarray import json_text
-from dialeval.io.wochat_writer import WriteReport, _write_folder, map_senders
+from dialeval.io.writers import WriteReport, map_senders, write_folder
 
 _SPEAKER_OF = {v: k for k, v in SPEAKERS.items()}
 
@@ -77,5 +77,5 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
         used.add(name)
         files.append((name, json_text({"dialogue-id": d.id, "turns": turns}).encode()))
         report.dialogues += 1
-    report.files = _write_folder(Path(path), files)
+    report.files = write_folder(Path(path), files)
     return report

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from defusedxml.ElementTree import fromstring as safe_fromstring
 
-from dialeval.corpus import Corpus, Dialogue, rename_senders
+from dialeval.corpus import Corpus, Dialogue
 from dialeval.errors import DialevalError, describe
 from dialeval.io.atomic import write_bytes
 from dialeval.io.wochat import (
@@ -32,48 +28,11 @@ from dialeval.io.wochat import (
     name_pattern,
     role_of,
 )
+from dialeval.io.writers import WriteReport, map_senders, write_folder
 
 ID_POLICIES = ("renumber", "strict")
 _SPEAKER = re.compile(r"^(SYSTEM|USER\d*)$")
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")  # what XML 1.0 cannot carry (lone surrogates too)
-
-
-
-@dataclass
-class WriteReport:
-    """What a writer did that the reader of its output should know (printed by ``dialeval corpus convert``)."""
-
-    dialogues: int = 0
-    turns: int = 0
-    labels: int = 0
-    mapping: dict[str, str] = field(default_factory=dict)
-    mapped_scale: str | None = None
-    senders: dict[str, str] = field(default_factory=dict)
-    """The sender map applied (``--senders``)."""
-    renamed_ids: dict[str, str] = field(default_factory=dict)
-    replaced_names: int = 0
-    dropped: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-
-    def lines(self) -> list[str]:
-        out = [f"wrote {self.dialogues} dialogue(s), {self.turns} turn(s), {self.labels} label(s) to "
-               + (self.files[0] if len(self.files) == 1 else f"{len(self.files)} files")]
-        if self.senders:
-            out.append("senders mapped: " + ", ".join(f"{k} -> {v}" for k, v in self.senders.items()))
-        if self.mapping:
-            out.append(f"labels of scale {self.mapped_scale!r} mapped in order: "
-                       + ", ".join(f"{k} -> {v}" for k, v in self.mapping.items()))
-        if self.renamed_ids:
-            ex = ", ".join(f"{a} -> {b}" for a, b in list(self.renamed_ids.items())[:3])
-            out.append(f"{len(self.renamed_ids)} dialogue id(s) renamed to fit the WOCHAT pattern ({ID_RULE}); "
-                       f"the original id is kept in <source_id>: {ex}" + (", ..." if len(self.renamed_ids) > 3 else ""))
-        if self.replaced_names:
-            out.append(f"{self.replaced_names} occurrence(s) of declared speaker names replaced by their tag "
-                       "(SYSTEM_NAME, USER_NAME...) as the guidelines require")
-        if self.dropped:
-            out.append("dropped (not representable): " + "; ".join(self.dropped))
-        return out + self.notes
 
 
 def known_maps() -> dict[str, dict[str, str]]:
@@ -186,20 +145,6 @@ def _add_tags(parent: ET.Element, tags: list[dict]) -> None:
             parent.append(safe_fromstring(t["xml"]))
         else:
             ET.SubElement(parent, t["tag"], t.get("attrib", {})).text = t.get("text") or None
-
-
-def map_senders(corpus: Corpus, sender_map: dict[str, str] | None, allowed: Callable[[str], bool], speakers: str,
-                example: str) -> tuple[Corpus, WriteReport]:
-    """A writer's first step: ``corpus`` with its senders renamed by ``sender_map`` (:func:`rename_senders`) and a
-    report that records the map; a sender the format cannot hold (``allowed`` false) is refused in one line
-    that names the format's ``speakers`` and an ``example`` map."""
-    report = WriteReport(senders=dict(sender_map or {}))
-    corpus = rename_senders(corpus, report.senders)
-    bad = sorted({t.sender for d in corpus for t in d.turns if not allowed(t.sender)})
-    if bad:
-        raise DialevalError(f"{speakers}; the corpus has {', '.join(bad)}: give a sender map (--senders {example})",
-                            file=corpus.source)
-    return corpus, report
 
 
 def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binary: list[str], report: WriteReport,
@@ -334,23 +279,5 @@ def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None =
         write_bytes(out, _serialise(root, what, corpus.source, elems[0][0] if len(elems) == 1 else None))
         report.files = [str(out)]
     else:
-        report.files = _write_folder(out, [(f"{wid}.xml", _serialise(e, what, corpus.source, wid)) for wid, e in elems])
+        report.files = write_folder(out, [(f"{wid}.xml", _serialise(e, what, corpus.source, wid)) for wid, e in elems])
     return report
-
-
-def _write_folder(folder: Path, files: list[tuple[str, bytes]]) -> list[str]:
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise DialevalError("the output folder exists and is not empty; give a new folder or a path ending "
-                            "in .xml", file=str(folder))
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
-        for name, data in files:
-            (tmp / name).write_bytes(data)
-        if folder.exists():
-            folder.rmdir()
-        os.replace(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return [str(folder / name) for name, _ in files]

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from dialeval.corpus import Corpus, Dialogue, Turn
 from dialeval.io.convert import convert
 from dialeval.io.formats import writable
-from dialeval.io.wochat_writer import WriteReport
+from dialeval.io.writers import WriteReport
 from dialeval.service.annotation import assignment as policy
 from dialeval.service.annotation.projects import get_project, scheme_of
 from dialeval.service.annotation.schemes import DIALOGUE

@@ -20,7 +20,8 @@ from sqlalchemy import select
 
 from dialeval.corpus import Corpus, Dialogue, Turn
 from dialeval.io.wochat import VALIDITY, name_pattern, validity_scale
-from dialeval.io.wochat_writer import WriteReport, write_wochat
+from dialeval.io.wochat_writer import write_wochat
+from dialeval.io.writers import WriteReport
 from dialeval.service.collection import sessions
 from dialeval.service.collection.chats import get_collection
 from dialeval.service.collection.tables import ChatSession, ChatTurn, Collection

@@ -1,0 +1,86 @@
+"""What the corpus writers share: the report of what a writer did, the sender map every writer applies first,
+and the all-or-nothing write of a folder of files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dialeval.corpus import Corpus, rename_senders
+from dialeval.errors import DialevalError
+from dialeval.io.wochat import ID_RULE
+
+
+@dataclass
+class WriteReport:
+    """What a writer did that the reader of its output should know (printed by ``dialeval corpus convert``)."""
+
+    dialogues: int = 0
+    turns: int = 0
+    labels: int = 0
+    mapping: dict[str, str] = field(default_factory=dict)
+    mapped_scale: str | None = None
+    senders: dict[str, str] = field(default_factory=dict)
+    """The sender map applied (``--senders``)."""
+    renamed_ids: dict[str, str] = field(default_factory=dict)
+    replaced_names: int = 0
+    dropped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"wrote {self.dialogues} dialogue(s), {self.turns} turn(s), {self.labels} label(s) to "
+               + (self.files[0] if len(self.files) == 1 else f"{len(self.files)} files")]
+        if self.senders:
+            out.append("senders mapped: " + ", ".join(f"{k} -> {v}" for k, v in self.senders.items()))
+        if self.mapping:
+            out.append(f"labels of scale {self.mapped_scale!r} mapped in order: "
+                       + ", ".join(f"{k} -> {v}" for k, v in self.mapping.items()))
+        if self.renamed_ids:
+            ex = ", ".join(f"{a} -> {b}" for a, b in list(self.renamed_ids.items())[:3])
+            out.append(f"{len(self.renamed_ids)} dialogue id(s) renamed to fit the WOCHAT pattern ({ID_RULE}); "
+                       f"the original id is kept in <source_id>: {ex}" + (", ..." if len(self.renamed_ids) > 3 else ""))
+        if self.replaced_names:
+            out.append(f"{self.replaced_names} occurrence(s) of declared speaker names replaced by their tag "
+                       "(SYSTEM_NAME, USER_NAME...) as the guidelines require")
+        if self.dropped:
+            out.append("dropped (not representable): " + "; ".join(self.dropped))
+        return out + self.notes
+
+
+def map_senders(corpus: Corpus, sender_map: dict[str, str] | None, allowed: Callable[[str], bool], speakers: str,
+                example: str) -> tuple[Corpus, WriteReport]:
+    """A writer's first step: ``corpus`` with its senders renamed by ``sender_map`` (:func:`rename_senders`) and a
+    report that records the map; a sender the format cannot hold (``allowed`` false) is refused in one line
+    that names the format's ``speakers`` and an ``example`` map."""
+    report = WriteReport(senders=dict(sender_map or {}))
+    corpus = rename_senders(corpus, report.senders)
+    bad = sorted({t.sender for d in corpus for t in d.turns if not allowed(t.sender)})
+    if bad:
+        raise DialevalError(f"{speakers}; the corpus has {', '.join(bad)}: give a sender map (--senders {example})",
+                            file=corpus.source)
+    return corpus, report
+
+
+def write_folder(folder: Path, files: list[tuple[str, bytes]]) -> list[str]:
+    """Write ``files`` (name, bytes) into the new or empty ``folder`` all at once: into a temporary folder beside
+    it, then renamed; on any failure nothing is left. Returns the written paths."""
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise DialevalError("the output folder exists and is not empty; give a new folder or a path ending "
+                            "in .xml", file=str(folder))
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        for name, data in files:
+            (tmp / name).write_bytes(data)
+        if folder.exists():
+            folder.rmdir()
+        os.replace(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return [str(folder / name) for name, _ in files]
