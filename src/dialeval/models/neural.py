@@ -335,7 +335,7 @@ def _torch_top(base: dict[str, np.ndarray]):
             y1 = torch.relu(x @ self.p1 + y0 @ self.d1)
             y2 = torch.relu(y1 @ self.d2)
             z = torch.tanh(y1 @ self.p3 + y2 @ self.d3)
-            return z / torch.sqrt(torch.clamp((z * z).sum(-1, keepdim=True), min=1e-12))
+            return z / torch.sqrt(torch.clamp((z * z).sum(-1, keepdim=True), min=encoders.TOP_EPS))
 
     return TorchTop()
 
