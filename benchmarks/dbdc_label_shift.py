@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import dialeval
+from bench_opendomain import shipped_params  # this folder: the script's own
 from dialeval.distributions import gold_distributions
 from dialeval.measures.nominal import jsd
 
@@ -51,8 +52,8 @@ def macro_jsd(ids: list[str], gold: np.ndarray, pred: np.ndarray) -> float:
     return float(np.mean([per_turn[idx == k].mean() for k in range(len(dialogues))]))
 
 
-SHIPPED = {"epochs": 12, "ensemble": 3, "stack_linear": 0.5, "stack_linear_C": 0.1, "finetune": 0.4}
-"""The shipped open-domain model's parameters (its model card's training command)."""
+SHIPPED = shipped_params()
+"""The shipped open-domain model's parameters (its ``model.json``; the model card's training command)."""
 
 
 def out_of_fold(data: Path, group: Callable[[str], str], what: str) -> None:
