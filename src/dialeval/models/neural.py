@@ -527,10 +527,15 @@ class Neural(Estimator):
         turn-level scales read in the turns so far and for models saved before the option existed)."""
 
     # -- features ---------------------------------------------------------------------------------
-    def _features(self, table: TurnTable, *, fit: bool = False, top: bool = False) -> np.ndarray:
-        """The turn vectors: sentence embedding, utterance mean, lexical part, standardised position features;
-        with ``top``, followed by the turn's top-network input (:func:`encoders.top`), from which a member
-        with its own copy of the top network recomputes the first 512 columns (:func:`_with_top`)."""
+    def _top_inputs(self, table: TurnTable) -> list[np.ndarray]:
+        """The last columns of the turn vectors: with :attr:`finetune`, the turns' top-network inputs
+        (:func:`encoders.top`), from which a member's own copy of the top network recomputes their first 512
+        columns (:func:`_with_top`); none otherwise."""
+        return [encoders.embed(table.texts, progress=self.progress, output="top_input")] if self.finetune else []
+
+    def _features(self, table: TurnTable, *, fit: bool = False, top: bool = True) -> np.ndarray:
+        """The turn vectors of the whole-dialogue network: sentence embedding, utterance mean, lexical part,
+        standardised position features, then :meth:`_top_inputs` (``top=False``: without them)."""
         emb = encoders.embed(table.texts, progress=self.progress)
         if self.utterances == "mean":
             emb = np.concatenate([emb, utterance_means(table.texts, emb, progress=self.progress)], axis=1)
@@ -541,10 +546,7 @@ class Neural(Estimator):
             self.feat_mean = pos.mean(axis=0)
             self.feat_std = pos.std(axis=0) + 1e-6
         pos = (pos - self.feat_mean) / self.feat_std
-        parts = [emb, pos.astype(np.float32)]
-        if top:
-            parts.append(encoders.embed(table.texts, progress=self.progress, output="top_input"))
-        return np.concatenate(parts, axis=1)
+        return np.concatenate([emb, pos.astype(np.float32), *(self._top_inputs(table) if top else [])], axis=1)
 
     # -- Estimator --------------------------------------------------------------------------------
     def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
@@ -591,7 +593,7 @@ class Neural(Estimator):
         dlg, turn = self._split(list(scales), scales)
         widths = [len(scales[d].levels) for d in dlg]
         self.finetune = p["finetune"] > 0
-        data = _ragged(table, self._features(table, fit=True, top=self.finetune))
+        data = _ragged(table, self._features(table, fit=True))
         n, mask = table.n_dialogues, data["mask"]
         trained = [d for d in dlg if d in y]
         if trained:
@@ -621,7 +623,7 @@ class Neural(Estimator):
         spec = {"heads": [[name, _head_name(name), len(scales[name].levels), name in y] for name in turn],
                 "pooled": [len(dlg), max(widths, default=0), bool(trained)],
                 "pooled_widths": widths if len(set(widths)) > 1 else None, "panel": self.panel,
-                "turn_panels": self.turn_panels, "finetune": self.finetune}
+                "turn_panels": self.turn_panels}
         seeds = [self.seed + m for m in range(p["ensemble"])]
         workers = min(len(seeds), default_threads())  # members train in parallel processes ($DIALEVAL_THREADS)
         with _progress.bar(f"training neural ({p['ensemble']} member(s) x {p['epochs']} epochs, {n} dialogues, "
@@ -635,7 +637,7 @@ class Neural(Estimator):
         dlg, turn = self._split(list(rows), self.learnt)
         widths = [len(self.learnt[d].levels) for d in dlg]
         heads = [_head_name(n) for n in turn]
-        feats = self._features(table, top=self.finetune)
+        feats = self._features(table)
         T_max = int(table.n_turns.max())
         acc = {h: np.zeros((table.n_dialogues, T_max, len(self.learnt[n].levels)))
                for h, n in zip(heads, turn, strict=True)}
@@ -659,16 +661,13 @@ class Neural(Estimator):
 
     # -- turn-level scales of other corpora ------------------------------------------------------
     def _turn_features(self, table: TurnTable, *, fit: bool = False) -> np.ndarray:
-        """USE embedding, standardised position features, the sender (one-hot over the training senders) and
-        the context similarities; with :attr:`finetune`, followed by the top-network inputs (as
-        :meth:`_features`)."""
+        """USE embedding, standardised position features, the sender (one-hot over the training senders), the
+        context similarities, then :meth:`_top_inputs`."""
         if fit:
             self.senders = tuple(sorted(set(table.senders)))
-        base = self._features(table, fit=fit)
-        parts = [base, sender_onehot(table, self.senders), context_similarities(table, base[:, :encoders.DIM])]
-        if self.finetune:
-            parts.append(encoders.embed(table.texts, progress=self.progress, output="top_input"))
-        return np.concatenate(parts, axis=1)
+        base = self._features(table, fit=fit, top=False)
+        return np.concatenate([base, sender_onehot(table, self.senders),
+                               context_similarities(table, base[:, :encoders.DIM]), *self._top_inputs(table)], axis=1)
 
     def _fit_past(self, table: TurnTable, y: ScaleArrays) -> list[dict[str, np.ndarray]]:
         """The members of the causal network (and the stacked linear model, with ``stack_linear``)."""
@@ -773,7 +772,9 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
     ``spec``: ``{"heads": [[scale, weights' name, levels, trained], ...], "pooled": [dialogue-level scales,
     levels, trained], "pooled_widths": levels of each pooled scale when they differ, else None, "panel": the
     annotators of a fixed panel (optional, 1: none), "turn_panels": {turn scale: its panel's annotators}
-    (optional; a turn head's labels ``Ya/<scale>``)}``. Loss: the pooled heads' (``Yq``, only the rated pairs of
+    (optional; a turn head's labels ``Ya/<scale>``)}``. With ``p["finetune"]`` > 0, the member's own copy of the
+    encoder's top network reads the last 512 columns of ``F`` (:func:`_build_net`'s ``top``).
+    Loss: the pooled heads' (``Yq``, only the rated pairs of
     ``mq`` when given; with a panel, on the mean of the annotators' distributions, plus each one's own labels'
     loss on ``Ya``, :func:`_panel_mean`), then each trained turn head's soft cross-entropy on its labelled
     turns. A module-level function so that members can train in separate processes: the result depends on the
@@ -789,7 +790,7 @@ def train_member(data: dict[str, np.ndarray], p: dict, seed: int, spec: dict,
     gen = np.random.default_rng(seed)
     heads, (k, L, pooled_trained) = spec["heads"], spec["pooled"]
     panel = int(spec.get("panel", 1))
-    base = encoders.top_weights() if spec.get("finetune") else None
+    base = encoders.top_weights() if p["finetune"] > 0 else None
     net = _build_net(t["F"].shape[1] - (encoders.DIM if base else 0), p["hidden"], p["dropout"],
                      tuple(h[2] for h in heads), (k, L), spec.get("pooled_widths"), p["input_dropout"], panel,
                      tuple(spec.get("turn_panels", {}).get(h[0], 1) for h in heads), base)
