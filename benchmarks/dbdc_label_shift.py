@@ -12,7 +12,8 @@ With ``--oof``, it also trains the shipped open-domain configuration on folds of
 dialogue (:func:`dialeval.models.cv.fold_of`), and one chatbot left out per fold (a shift of chatbot, as
 between dev and eval). It prints the out-of-fold JSD against that of the prior of the other folds on the same
 turns, and the JSD after sharpening or flattening the predictions (``p ** (1 / T)``, renormalised): what a
-calibration of the sharpness on the training folds would choose (about 90 s with a warm embedding cache).
+calibration of the sharpness on the training folds would choose; and after emptying the bins below a share
+(``min_share``, :func:`dialeval.models.base.sparsify`; the model's predictions here are taken without it).
 
     python benchmarks/dbdc_label_shift.py [--data ../shared/data/dbdc3/en] [--oof]
 """
@@ -34,14 +35,19 @@ HERE = Path(__file__).resolve().parent
 DEFAULT = HERE.parents[1] / "shared" / "data" / "dbdc3" / "en"
 
 
+ALIASES = {"TT": "TICKTOCK", "YIT": "YI"}
+"""Eval's ids of two dev chatbots (``tt_001`` in ``eval/TKTK_50``, ``YIT0001`` in ``eval/YI_50``)."""
+
+
 def chatbot(dialogue_id: str) -> str:
-    """The chatbot of a DBDC3 dialogue id: its leading letters (``CIC0201`` -> ``CIC``)."""
+    """The chatbot of a DBDC3 dialogue id: its leading letters, eval's aliases read as dev's names (``CIC0201``
+    -> ``CIC``, ``tt_001`` -> ``TICKTOCK``)."""
     head = ""
     for ch in dialogue_id:
         if not ch.isalpha():
             break
         head += ch
-    return head.upper()
+    return ALIASES.get(head.upper(), head.upper())
 
 
 def macro_jsd(ids: list[str], gold: np.ndarray, pred: np.ndarray) -> float:
@@ -62,7 +68,7 @@ def out_of_fold(data: Path, group: Callable[[str], str], what: str) -> None:
     import warnings
 
     from dialeval.models import run_records
-    from dialeval.models.base import kind_class
+    from dialeval.models.base import kind_class, resolve_min_share, sparsify
     from dialeval.models.leakage import TrainingDataWarning
 
     corpus = dialeval.read_corpus(data / "dev")
@@ -72,7 +78,7 @@ def out_of_fold(data: Path, group: Callable[[str], str], what: str) -> None:
     for f in folds:
         train = corpus.subset([d.id for d in corpus.dialogues if group(d.id) != f])
         test = corpus.subset([d.id for d in corpus.dialogues if group(d.id) == f])
-        model = kind_class("neural")(seed=0, progress=False, **SHIPPED).fit(train)
+        model = kind_class("neural")(seed=0, progress=False, **{**SHIPPED, "min_share": 0.0}).fit(train)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TrainingDataWarning)
             for rec in run_records(test, model):
@@ -90,6 +96,18 @@ def out_of_fold(data: Path, group: Callable[[str], str], what: str) -> None:
         v = macro_jsd(gold.ids, gold.probs, R)
         print(f"  neural, T = {T:.1f}{' (as shipped)' if T == 1 else '':14s} JSD {v:.5f}  "
               f"({100 * (1 - v / prior):+.1f}% vs prior)")
+    auto = resolve_min_share("auto", scale_votes(corpus))
+    print(f"  and with the bins below min_share emptied (sparsify; 'auto' = 1/(2n) = {auto:.4f} here):")
+    for share in (0.005, 0.01, auto, 0.02, 0.03, 0.05):
+        v = macro_jsd(gold.ids, gold.probs, sparsify(P, share))
+        print(f"  neural, min_share = {share:.4f}{' (auto)' if share == auto else '':7s} JSD {v:.5f}  "
+              f"({100 * (1 - v / prior):+.1f}% vs prior)")
+
+
+def scale_votes(corpus: dialeval.Corpus) -> np.ndarray:
+    """How many annotators labelled each labelled turn of ``breakdown``."""
+    return np.array([sum(v is not None for v in t.labels["breakdown"]) for d in corpus.dialogues for t in d.turns
+                     if any(v is not None for v in t.labels.get("breakdown", ()))])
 
 
 def main() -> None:

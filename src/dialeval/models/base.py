@@ -26,6 +26,9 @@ from dialeval.models.turndata import ScaleArrays, TurnScale, learnt_scales, rows
 
 FORMAT_VERSION = 1
 KINDS: dict[str, type[Estimator]] = {}
+COMMON_DEFAULTS: dict = {"min_share": 0.0}
+"""The parameters every kind takes besides its own: ``min_share`` (:func:`check_min_share`, :func:`sparsify`),
+applied to the kind's distributions by :meth:`Estimator.predict`."""
 
 
 def register(cls: type[Estimator]) -> type[Estimator]:
@@ -47,9 +50,10 @@ class Estimator(ABC):
     """A model that predicts the annotators' distributions of the scales of a corpus's tasks.
 
     Subclasses set ``kind`` and ``description``, take their hyper-parameters as keyword arguments
-    (stored in ``self.params``), and implement :meth:`_fit`, :meth:`_predict`, :meth:`_state` and
-    :meth:`_set_state`. Everything else (which scales to learn, checking input, subtasks, saving, loading)
-    lives here. A kind sees every scale the same way: it learns from ``{scale: Targets(rows, probs, panel)}``
+    (stored in ``self.params``, with those every kind takes, :data:`COMMON_DEFAULTS`), and implement
+    :meth:`_fit`, :meth:`_predict`, :meth:`_state` and :meth:`_set_state`. Everything else (which scales to
+    learn, checking input, subtasks, saving, loading, emptying the bins below ``min_share``) lives here. A
+    kind sees every scale the same way: it learns from ``{scale: Targets(rows, probs, panel, votes)}``
     (:class:`~dialeval.models.turndata.Targets`: rows of dialogues for a dialogue-level scale, of flat turns
     otherwise; the annotators' distribution of each; each annotator's label when they are a fixed panel) and
     predicts ``{scale: probs}`` on the rows asked; what it knows of each is in :attr:`learnt` (its level), and
@@ -62,16 +66,20 @@ class Estimator(ABC):
 
     def __init__(self, subtask: str | tuple[str, ...] = "both", seed: int = 0, progress: bool | None = None,
                  **params: object) -> None:
-        unknown = sorted(set(params) - set(self.defaults))
+        unknown = sorted(set(params) - set(self.defaults) - set(COMMON_DEFAULTS))
         if unknown:
             raise DialevalError(f"{self.kind}: unknown parameter(s) {', '.join(unknown)}; allowed are "
-                                + (", ".join(self.defaults) or "none"))
+                                + ", ".join([*self.defaults, *COMMON_DEFAULTS]))
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise DialevalError(f"seed {describe(seed)} is not allowed; allowed are integers >= 0")
         self.subtasks = check_subtasks(subtask)
         self.seed = seed
         self.progress = progress
-        self.params = {**self.defaults, **params}
+        self.params = {**COMMON_DEFAULTS, **self.defaults, **params}
+        check_min_share(self.params["min_share"], self.kind)
+        self.shares: dict[str, float] = {}
+        """The ``min_share`` of each learnt scale (:func:`sparsify`), set by :meth:`fit` (``auto``: from the
+        training items' annotator counts) and saved with the model."""
         self.info: dict = {}
         self.fitted = False
         self.learnt: dict[str, TurnScale] = {}
@@ -126,7 +134,9 @@ class Estimator(ABC):
         self.not_asked = {n: s for n, s in scales_to_learn(corpus, SUBTASKS).items() if n not in scales}
         _ = self.context  # one context, or an error
         table = TurnTable.from_corpus(corpus, senders=self._senders())
-        self._fit(table, scale_targets(corpus, table, scales))
+        targets = scale_targets(corpus, table, scales)
+        self._fit(table, targets)
+        self.shares = {n: resolve_min_share(self.params["min_share"], t.votes) for n, t in targets.items()}
         self.fitted = True
         self.training_fingerprints = np.unique(leakage.fingerprints(table))
         self.info.setdefault("trained_on", {"source": corpus.source, "dialogues": table.n_dialogues,
@@ -154,17 +164,18 @@ class Estimator(ABC):
         return Predicted.of({n: (rows[n], self._finish(self.learnt[n], probs[n], len(rows[n]))) for n in rows},
                             self.learnt).check(table)
 
-    @staticmethod
-    def _finish(scale: TurnScale, probs: np.ndarray, n: int) -> np.ndarray:
+    def _finish(self, scale: TurnScale, probs: np.ndarray, n: int) -> np.ndarray:
         """A kind's distributions of ``scale`` on its ``n`` rows as predicted.
 
         A kind returns floored distributions (:func:`normalise_rows`). Those of a scale outside the STC-3
         subtasks pass :func:`normalise_rows` once more, as they always did: a second pass moves a floored bin
-        by about 1e-12, and a saved model must predict exactly what it predicted when it was trained.
+        by about 1e-12, and a saved model must predict exactly what it predicted when it was trained. Last,
+        the bins below the scale's ``min_share`` are emptied (:func:`sparsify`; none with the default 0).
         """
         if not n:
             return np.zeros((0, len(scale.levels)))
-        return probs if scale.subtask is not None else normalise_rows(probs)
+        probs = probs if scale.subtask is not None else normalise_rows(probs)
+        return sparsify(probs, self.shares.get(scale.name, 0.0))
 
     def in_training(self, corpus: Corpus | TurnTable) -> leakage.Overlap:
         """The dialogues of ``corpus`` that were in this model's training data (by content, not by id).
@@ -193,6 +204,8 @@ class Estimator(ABC):
         meta = {"format": FORMAT_VERSION, "kind": self.kind,
                 "subtasks": [] if self.scales else list(self.subtasks), "seed": self.seed,
                 "params": self.params, "config": config, "info": self.info, "dialeval_version": __version__}
+        if any(self.shares.values()):
+            meta["min_shares"] = self.shares
         if self.scales:
             meta["scales"] = {n: s.to_json() for n, s in self.scales.items()}
         if self.training_fingerprints is not None:
@@ -227,6 +240,7 @@ class Estimator(ABC):
         if known is not None and (meta.get("training_fingerprints") or {}).get("scheme") == leakage.SCHEME:
             model.training_fingerprints = leakage.check_stored(known, str(folder / "arrays.npz"))
         model._set_state(meta.get("config", {}), arrays)
+        model.shares = _saved_shares(meta, model, str(meta_path))
         model.info = meta.get("info", {})
         model.fitted = True
         return model
@@ -262,3 +276,68 @@ def normalise_rows(a: np.ndarray, floor: float = 1e-6) -> np.ndarray:
     """Rows clipped at ``floor`` and rescaled to sum 1 (a prediction never puts exactly 0 on a bin)."""
     a = np.clip(np.asarray(a, dtype=np.float64), floor, None)
     return a / a.sum(axis=1, keepdims=True)
+
+
+def check_min_share(value: object, where: str) -> None:
+    """``min_share``: ``"auto"`` or a number ``0 <= min_share < 0.5``; a :class:`DialevalError` otherwise."""
+    if value == "auto":
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 0.5:
+        raise DialevalError(f"{where}: min_share = {describe(value)} is not allowed; allowed are 'auto' (half an "
+                            "annotator's share, 1/(2n), n the median number of annotators of the scale's training "
+                            "items) or numbers 0 <= min_share < 0.5 (0: off)")
+
+
+def resolve_min_share(value: float | str, votes: np.ndarray | None) -> float:
+    """The ``min_share`` of one scale: ``value``, or for ``"auto"`` ``1 / (2 n)`` with ``n`` the median number of
+    annotators of its training items (``votes``; 0 when they are not known).
+
+    Examples
+    --------
+    >>> resolve_min_share("auto", np.array([19, 19, 18])), resolve_min_share(0.01, None)
+    (0.02631578947368421, 0.01)
+    """
+    if value != "auto":
+        return float(value)
+    if votes is None or not len(votes):
+        return 0.0
+    return 1.0 / (2.0 * float(np.median(votes)))
+
+
+def _saved_shares(meta: dict, model: Estimator, where: str) -> dict[str, float]:
+    """A saved model's ``min_share`` per scale (``min_shares`` in model.json; else its numeric parameter)."""
+    saved = meta.get("min_shares")
+    if saved is None:
+        share = model.params["min_share"]
+        if share == "auto":
+            raise DialevalError("the model says min_share = 'auto' but lists no min_shares per scale; "
+                                "retrain it or set a number", file=where)
+        return dict.fromkeys(model.learnt, float(share))
+    if not isinstance(saved, dict) or set(saved) - set(model.learnt):
+        raise DialevalError(f"min_shares {describe(saved)} is not allowed; allowed is an object of the model's "
+                            f"scales ({', '.join(model.learnt)}) to numbers", file=where)
+    for name, v in saved.items():
+        check_min_share(v, f"min_shares[{name!r}]")
+    return {n: float(saved.get(n, 0.0)) for n in model.learnt}
+
+
+def sparsify(probs: np.ndarray, share: float) -> np.ndarray:
+    r"""Distributions with the bins below ``share`` emptied and each row rescaled to sum 1.
+
+    .. math:: p'_i = \frac{p_i\,[p_i \ge s \lor p_i = \max_j p_j]}{\sum_k p_k\,[p_k \ge s \lor p_k = \max_j p_j]}
+
+    The gold of an item is the share of its ``n`` annotators on each bin, so a bin of probability ``p < 1/(2n)``
+    holds no label more often than not (``(1 - p)^n > 0.6``), and the measures treat an empty bin apart
+    (RSNOD averages over the non-empty bins of each side; NMD and JSD gain when a predicted tail matches an
+    empty one). A row's largest bin is always kept; ``share`` 0 returns ``probs`` itself.
+
+    Examples
+    --------
+    >>> sparsify(np.array([[0.01, 0.49, 0.5], [0.2, 0.3, 0.5]]), 0.05).tolist()
+    [[0.0, 0.494949494949495, 0.5050505050505051], [0.2, 0.3, 0.5]]
+    """
+    if share <= 0 or not len(probs):
+        return probs
+    keep = (probs >= share) | (probs == probs.max(axis=1, keepdims=True))
+    out = np.where(keep, probs, 0.0)
+    return out / out.sum(axis=1, keepdims=True)

@@ -13,10 +13,10 @@ What a model learns comes from the corpus model (:class:`~dialeval.corpus.Scale`
 
 What a model knows of each scale is a :class:`TurnScale`: the levels, the kind, the level (``dialogue`` or
 ``turn``) and, for a turn-level scale, the senders and the earliest position it predicts on new dialogues.
-Targets are ``{scale: Targets(rows, probs, panel)}`` (:class:`Targets`: each annotator's labels too, when they
-come from a fixed panel) and predictions ``{scale: (rows, probs)}``: rows of dialogues of a
-:class:`~dialeval.models.data.TurnTable` for a dialogue-level scale, flat turn rows otherwise, and one
-distribution per row.
+Targets are ``{scale: Targets(rows, probs, panel, votes)}`` (:class:`Targets`: each annotator's labels too, when
+they come from a fixed panel, and how many annotators labelled each item) and predictions ``{scale: (rows,
+probs)}``: rows of dialogues of a :class:`~dialeval.models.data.TurnTable` for a dialogue-level scale, flat
+turn rows otherwise, and one distribution per row.
 """
 
 from __future__ import annotations
@@ -127,13 +127,16 @@ class Targets:
     dialogue-level scale, flat turn rows otherwise), in corpus order. ``probs``: ``(len(rows), L)``, the
     annotators' distribution of each item (its gold, :func:`~dialeval.distributions.label_counts`). ``panel``:
     ``(len(rows), J)``, the level index of each of the J annotators' labels (-1: none) when the labels come from
-    a fixed panel (:func:`panel_of`); None otherwise. Every model kind reads ``rows`` and ``probs``; a kind that
-    can learn the annotators one by one (``neural``) reads ``panel`` too.
+    a fixed panel (:func:`panel_of`); None otherwise. ``votes``: ``(len(rows),)``, how many annotators labelled
+    each item (None: not known). Every model kind reads ``rows`` and ``probs``; a kind that can learn the
+    annotators one by one (``neural``) reads ``panel`` too; :meth:`Estimator.fit
+    <dialeval.models.base.Estimator.fit>` reads ``votes`` (``min_share="auto"``).
     """
 
     rows: np.ndarray
     probs: np.ndarray
     panel: np.ndarray | None = None
+    votes: np.ndarray | None = None
 
 
 ScaleArrays = dict[str, Targets]
@@ -158,8 +161,8 @@ def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]
     ...             Dialogue("a", [Turn("u", ["yo"])]), Dialogue("b", [Turn("u", ["ok"])], {"q": [None, "good"]})],
     ...            {"q": Scale("q", ("good", "bad"), "ordinal", "dialogue", panel=True)})
     >>> t = scale_targets(c, TurnTable.from_corpus(c, senders=None), labelled_scales_of(c))["q"]
-    >>> t.rows.tolist(), t.probs.tolist(), t.panel.tolist()
-    ([0, 2], [[0.5, 0.5], [1.0, 0.0]], [[0, 1], [-1, 0]])
+    >>> t.rows.tolist(), t.probs.tolist(), t.panel.tolist(), t.votes.tolist()
+    ([0, 2], [[0.5, 0.5], [1.0, 0.0]], [[0, 1], [-1, 0]], [2, 1])
     """
     from dialeval.distributions import gold_distributions, labelled_items
 
@@ -178,7 +181,9 @@ def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]
         elif not len(rows):
             raise DialevalError(f"no {'dialogue' if s.level == 'dialogue' else 'turn'} is labelled on scale "
                                 f"{name!r}; training needs labelled items", file=corpus.source)
-        out[name] = Targets(rows, gold[name].probs.astype(np.float64), panel_of(scale, [x for *_, x in items]))
+        labelled = [x for *_, x in items]
+        votes = np.array([sum(v is not None for v in x.labels[name]) for x in labelled], dtype=np.int64)
+        out[name] = Targets(rows, gold[name].probs.astype(np.float64), panel_of(scale, labelled), votes)
     return out
 
 
