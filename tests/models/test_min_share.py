@@ -108,3 +108,18 @@ def test_a_saved_model_with_auto_but_no_shares_is_an_error(tiny, tmp_path):
                                             r"scales \(A, S, E, nugget_customer, "
                                             r"nugget_helpdesk\) to numbers"):
         Estimator.load(tmp_path / "m")
+
+
+def test_cli_train_with_auto_and_a_bad_value(tiny_gold, tmp_path, capsys):
+    from dialeval.cli.main import run
+
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps(tiny_gold), encoding="utf-8")
+    assert run(["train", str(gold), "--out", str(tmp_path / "m"), "--model", "prior", "--param", "min_share=auto"]) == 0
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["min_shares"]["A"] == 0.25
+    capsys.readouterr()
+    assert run(["train", str(gold), "--out", str(tmp_path / "bad"), "--model", "prior", "--param",
+                "min_share=0.7"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: prior: min_share = 0.7 is not allowed; allowed are 'auto'")
+    assert not (tmp_path / "bad").exists()
