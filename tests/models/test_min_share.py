@@ -102,6 +102,14 @@ def test_a_saved_model_with_auto_but_no_shares_is_an_error(tiny, tmp_path):
     (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
     with pytest.raises(DialevalError, match="lists no min_shares per scale"):
         Estimator.load(tmp_path / "m")
+    meta["min_shares"] = {"A": "auto"}
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(DialevalError, match=r"min_shares\['A'\] = 'auto' is not allowed; allowed are numbers"):
+        Estimator.load(tmp_path / "m")
+    meta["min_shares"] = {"A": 0.7}
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(DialevalError, match=r"min_shares\['A'\]: min_share = 0.7 is not allowed"):
+        Estimator.load(tmp_path / "m")
     meta["min_shares"] = {"Z": 0.1}
     (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
     with pytest.raises(DialevalError, match=r"min_shares .* is not allowed; allowed is an object of the model's "

@@ -317,6 +317,9 @@ def _saved_shares(meta: dict, model: Estimator, where: str) -> dict[str, float]:
         raise DialevalError(f"min_shares {describe(saved)} is not allowed; allowed is an object of the model's "
                             f"scales ({', '.join(model.learnt)}) to numbers", file=where)
     for name, v in saved.items():
+        if isinstance(v, str):  # a saved share is resolved: a number, never 'auto'
+            raise DialevalError(f"min_shares[{name!r}] = {describe(v)} is not allowed; allowed are numbers "
+                                "0 <= share < 0.5", file=where)
         check_min_share(v, f"min_shares[{name!r}]")
     return {n: float(saved.get(n, 0.0)) for n in model.learnt}
 
