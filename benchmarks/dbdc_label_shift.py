@@ -68,7 +68,7 @@ def out_of_fold(data: Path, group: Callable[[str], str], what: str) -> None:
     import warnings
 
     from dialeval.models import run_records
-    from dialeval.models.base import kind_class, resolve_min_share, sparsify
+    from dialeval.models.base import kind_class, sparsify
     from dialeval.models.leakage import TrainingDataWarning
 
     corpus = dialeval.read_corpus(data / "dev")
@@ -96,18 +96,13 @@ def out_of_fold(data: Path, group: Callable[[str], str], what: str) -> None:
         v = macro_jsd(gold.ids, gold.probs, R)
         print(f"  neural, T = {T:.1f}{' (as shipped)' if T == 1 else '':14s} JSD {v:.5f}  "
               f"({100 * (1 - v / prior):+.1f}% vs prior)")
-    auto = resolve_min_share("auto", scale_votes(corpus))
+    auto = kind_class("prior")(min_share="auto", progress=False).fit(corpus).shares["breakdown"]  # a model's own
     print(f"  and with the bins below min_share emptied (sparsify; 'auto' = 1/(2n) = {auto:.4f} here):")
     for share in (0.005, 0.01, auto, 0.02, 0.03, 0.05):
         v = macro_jsd(gold.ids, gold.probs, sparsify(P, share))
         print(f"  neural, min_share = {share:.4f}{' (auto)' if share == auto else '':7s} JSD {v:.5f}  "
               f"({100 * (1 - v / prior):+.1f}% vs prior)")
 
-
-def scale_votes(corpus: dialeval.Corpus) -> np.ndarray:
-    """How many annotators labelled each labelled turn of ``breakdown``."""
-    return np.array([sum(v is not None for v in t.labels["breakdown"]) for d in corpus.dialogues for t in d.turns
-                     if any(v is not None for v in t.labels.get("breakdown", ()))])
 
 
 def main() -> None:

@@ -53,7 +53,7 @@ class Estimator(ABC):
     (stored in ``self.params``, with those every kind takes, :data:`COMMON_DEFAULTS`), and implement
     :meth:`_fit`, :meth:`_predict`, :meth:`_state` and :meth:`_set_state`. Everything else (which scales to
     learn, checking input, subtasks, saving, loading, emptying the bins below ``min_share``) lives here. A
-    kind sees every scale the same way: it learns from ``{scale: Targets(rows, probs, panel, votes)}``
+    kind sees every scale the same way: it learns from ``{scale: Targets(rows, probs, votes, panel)}``
     (:class:`~dialeval.models.turndata.Targets`: rows of dialogues for a dialogue-level scale, of flat turns
     otherwise; the annotators' distribution of each; each annotator's label when they are a fixed panel) and
     predicts ``{scale: probs}`` on the rows asked; what it knows of each is in :attr:`learnt` (its level), and
@@ -288,20 +288,16 @@ def check_min_share(value: object, where: str) -> None:
                             "items) or numbers 0 <= min_share < 0.5 (0: off)")
 
 
-def resolve_min_share(value: float | str, votes: np.ndarray | None) -> float:
+def resolve_min_share(value: float | str, votes: np.ndarray) -> float:
     """The ``min_share`` of one scale: ``value``, or for ``"auto"`` ``1 / (2 n)`` with ``n`` the median number of
-    annotators of its training items (``votes``; 0 when they are not known).
+    annotators of its training items (``votes``, :attr:`Targets.votes <dialeval.models.turndata.Targets.votes>`).
 
     Examples
     --------
-    >>> resolve_min_share("auto", np.array([19, 19, 18])), resolve_min_share(0.01, None)
+    >>> resolve_min_share("auto", np.array([19, 19, 18])), resolve_min_share(0.01, np.array([19]))
     (0.02631578947368421, 0.01)
     """
-    if value != "auto":
-        return float(value)
-    if votes is None or not len(votes):
-        return 0.0
-    return 1.0 / (2.0 * float(np.median(votes)))
+    return float(value) if value != "auto" else 1.0 / (2.0 * float(np.median(votes)))
 
 
 def _saved_shares(meta: dict, model: Estimator, where: str) -> dict[str, float]:

@@ -13,8 +13,8 @@ What a model learns comes from the corpus model (:class:`~dialeval.corpus.Scale`
 
 What a model knows of each scale is a :class:`TurnScale`: the levels, the kind, the level (``dialogue`` or
 ``turn``) and, for a turn-level scale, the senders and the earliest position it predicts on new dialogues.
-Targets are ``{scale: Targets(rows, probs, panel, votes)}`` (:class:`Targets`: each annotator's labels too, when
-they come from a fixed panel, and how many annotators labelled each item) and predictions ``{scale: (rows,
+Targets are ``{scale: Targets(rows, probs, votes, panel)}`` (:class:`Targets`: how many annotators labelled each
+item, and each annotator's labels too, when they come from a fixed panel) and predictions ``{scale: (rows,
 probs)}``: rows of dialogues of a :class:`~dialeval.models.data.TurnTable` for a dialogue-level scale, flat
 turn rows otherwise, and one distribution per row.
 """
@@ -128,15 +128,15 @@ class Targets:
     annotators' distribution of each item (its gold, :func:`~dialeval.distributions.label_counts`). ``panel``:
     ``(len(rows), J)``, the level index of each of the J annotators' labels (-1: none) when the labels come from
     a fixed panel (:func:`panel_of`); None otherwise. ``votes``: ``(len(rows),)``, how many annotators labelled
-    each item (None: not known). Every model kind reads ``rows`` and ``probs``; a kind that can learn the
+    each item. Every model kind reads ``rows`` and ``probs``; a kind that can learn the
     annotators one by one (``neural``) reads ``panel`` too; :meth:`Estimator.fit
     <dialeval.models.base.Estimator.fit>` reads ``votes`` (``min_share="auto"``).
     """
 
     rows: np.ndarray
     probs: np.ndarray
+    votes: np.ndarray
     panel: np.ndarray | None = None
-    votes: np.ndarray | None = None
 
 
 ScaleArrays = dict[str, Targets]
@@ -183,7 +183,7 @@ def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]
                                 f"{name!r}; training needs labelled items", file=corpus.source)
         labelled = [x for *_, x in items]
         votes = np.array([sum(v is not None for v in x.labels[name]) for x in labelled], dtype=np.int64)
-        out[name] = Targets(rows, gold[name].probs.astype(np.float64), panel_of(scale, labelled), votes)
+        out[name] = Targets(rows, gold[name].probs.astype(np.float64), votes, panel_of(scale, labelled))
     return out
 
 
