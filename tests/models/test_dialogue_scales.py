@@ -20,7 +20,9 @@ from dialeval.errors import DialevalError
 from dialeval.models.base import Estimator
 from dialeval.models.baselines import Prior
 from dialeval.models.linear import Linear
-from dialeval.models.neural import Neural, _bins_mask, _build_net, _quality_loss, forward_numpy
+from dialeval.models.neural import Neural, forward_numpy
+from dialeval.models.neural.numpy_net import bins_mask
+from dialeval.models.neural.torch_net import build_net, quality_loss
 from dialeval.models.transfer import plan
 from dialeval.models.turndata import labelled_scales_of
 
@@ -112,7 +114,7 @@ def test_pooled_heads_of_different_widths_match_torch():
 
     torch.manual_seed(0)
     widths = [2, 3, 5]
-    net = _build_net(12, 8, 0.0, (), (3, 5), widths).eval()
+    net = build_net(12, 8, 0.0, (), (3, 5), widths).eval()
     rng = np.random.default_rng(1)
     lengths = np.array([1, 4, 3])
     X = rng.normal(size=(3, 4, 12)).astype(np.float32)
@@ -125,7 +127,7 @@ def test_pooled_heads_of_different_widths_match_torch():
     np.testing.assert_allclose(out, torch.softmax(q, -1).numpy(), atol=1e-5)
     assert np.all(out[:, 0, 2:] == 0) and np.all(out[:, 1, 3:] == 0) and np.all(out[:, 2] > 0)
     np.testing.assert_allclose(out.sum(-1), 1, atol=1e-12)
-    assert np.array_equal(_bins_mask([2, 3], 3) < 0, [[False, False, True], [False, False, False]])
+    assert np.array_equal(bins_mask([2, 3], 3) < 0, [[False, False, True], [False, False, False]])
 
 
 def test_masked_loss_is_the_mean_over_rated_pairs():
@@ -141,9 +143,9 @@ def test_masked_loss_is_the_mean_over_rated_pairs():
         p = torch.softmax(logits[i, k], -1).numpy()
         q = target[i, k].numpy()
         terms.append(-(q * np.log(p)).sum() + w * ((np.cumsum(p) - np.cumsum(q)) ** 2).sum())
-    assert float(_quality_loss(logits, target, w, mask)) == pytest.approx(np.mean(terms), rel=1e-12)
+    assert float(quality_loss(logits, target, w, mask)) == pytest.approx(np.mean(terms), rel=1e-12)
     full = torch.ones_like(mask)
-    assert float(_quality_loss(logits, target, w, full)) == pytest.approx(float(_quality_loss(logits, target, w)),
+    assert float(quality_loss(logits, target, w, full)) == pytest.approx(float(quality_loss(logits, target, w)),
                                                                           rel=1e-12)
 
 

@@ -8,7 +8,9 @@ import pytest
 from dialeval.errors import DialevalError
 from dialeval.models.base import Estimator
 from dialeval.models.data import TurnTable
-from dialeval.models.neural import Neural, _build_net, _padded, forward_numpy
+from dialeval.models.neural import Neural, forward_numpy
+from dialeval.models.neural.inputs import padded
+from dialeval.models.neural.torch_net import build_net
 
 SMALL = {"hidden": 16, "epochs": 3, "ensemble": 2, "batch_size": 16}
 
@@ -33,7 +35,7 @@ def test_numpy_forward_equals_torch_on_ragged_batches():
     import torch
 
     torch.manual_seed(0)
-    net = _build_net(12, 8, 0.0).eval()
+    net = build_net(12, 8, 0.0).eval()
     rng = np.random.default_rng(0)
     lengths = np.array([1, 4, 2, 5, 3])
     X = rng.normal(size=(5, 5, 12)).astype(np.float32)
@@ -54,7 +56,7 @@ def test_numpy_forward_equals_torch_with_a_panel():
     import torch
 
     torch.manual_seed(1)
-    net = _build_net(12, 8, 0.0, pooled=(2, 4), pooled_widths=[4, 3], panel=3, turn_panels=(2, 1)).eval()
+    net = build_net(12, 8, 0.0, pooled=(2, 4), pooled_widths=[4, 3], panel=3, turn_panels=(2, 1)).eval()
     rng = np.random.default_rng(1)
     lengths = np.array([2, 5, 1])
     X = rng.normal(size=(3, 5, 12)).astype(np.float32)
@@ -162,7 +164,7 @@ def test_one_subtask(en60, tiny, assert_valid):
 
 def test_padding_layout(tiny):
     table = TurnTable.from_corpus(tiny)
-    X, mask = _padded(table, np.ones((len(table.texts), 2), dtype=np.float32))
+    X, mask = padded(table, np.ones((len(table.texts), 2), dtype=np.float32))
     assert mask.tolist() == [[True, True, False], [True, True, True], [True, False, False]]
     assert X[~mask].sum() == 0
 
@@ -181,8 +183,6 @@ def test_input_dropout_acts_in_training_only(en60):
     evaluation mode is deterministic (prediction never drops inputs)."""
     import torch
 
-    from dialeval.models.neural import _build_net
-
     def weights(rate: float) -> np.ndarray:
         m = Neural(seed=1, progress=False, **{**SMALL, "ensemble": 1, "epochs": 1, "input_dropout": rate}).fit(en60)
         return m.members[0]["proj.weight"]
@@ -190,7 +190,7 @@ def test_input_dropout_acts_in_training_only(en60):
     assert np.array_equal(weights(0.0), weights(0.0))
     assert np.array_equal(weights(0.5), weights(0.5))
     assert not np.array_equal(weights(0.0), weights(0.5))
-    net = _build_net(6, 4, 0.3, input_dropout=0.5).eval()
+    net = build_net(6, 4, 0.3, input_dropout=0.5).eval()
     X, mask = torch.ones((2, 3, 6)), torch.ones((2, 3), dtype=torch.bool)
     lengths = torch.tensor([3, 3])
     a, b = net(X, mask, lengths), net(X, mask, lengths)
@@ -206,30 +206,31 @@ def test_ragged_batches_equal_the_padded_array(en60):
     """Batches drawn from the unpadded training arrays hold what the fully padded array holds at [idx, :T]."""
     import torch
 
-    from dialeval.models.neural import _batch_X, _ragged
+    from dialeval.models.neural.inputs import ragged
+    from dialeval.models.neural.training import batch_X
 
     table = TurnTable.from_corpus(en60)
     feats = np.random.default_rng(0).normal(size=(len(table.texts), 6))
-    X, mask = _padded(table, feats)
-    t = {k: torch.from_numpy(v) for k, v in _ragged(table, feats).items()}
+    X, mask = padded(table, feats)
+    t = {k: torch.from_numpy(v) for k, v in ragged(table, feats).items()}
     assert np.array_equal(t["mask"].numpy(), mask)
     for idx in ([0], [5, 2, 59], list(range(60))[::-1]):
         T = int(table.n_turns[idx].max())
-        got = _batch_X(t, torch.tensor(idx), T).numpy()
+        got = batch_X(t, torch.tensor(idx), T).numpy()
         assert got.dtype == X.dtype and np.array_equal(got, X[idx, :T])
 
 
 def test_lexical_vectors_have_unit_variance_on_the_training_turns(en60):
-    from dialeval.models.neural import _Lexical
+    from dialeval.models.neural.inputs import Lexical
 
     texts = TurnTable.from_corpus(en60).texts
-    lex = _Lexical.fit(texts, 16, seed=0)
+    lex = Lexical.fit(texts, 16, seed=0)
     Z = lex.transform(texts)
     assert Z.shape == (len(texts), 16) and Z.dtype == np.float32
     np.testing.assert_allclose(Z.std(axis=0), 1, atol=1e-4)
     assert np.array_equal(lex.components, lex.components.astype(np.float16).astype(np.float64))  # as saved
-    assert _Lexical.fit(["a"], 16, seed=0) is None and _Lexical.fit(["", ""], 16, seed=0) is None  # nothing to keep
-    assert len(_Lexical.fit(["ab cd", "cd ef", "ef gh"], 16, seed=0).components) == 2  # at most turns - 1
+    assert Lexical.fit(["a"], 16, seed=0) is None and Lexical.fit(["", ""], 16, seed=0) is None  # nothing to keep
+    assert len(Lexical.fit(["ab cd", "cd ef", "ef gh"], 16, seed=0).components) == 2  # at most turns - 1
 
 
 def test_lexical_part_is_saved_and_off_when_zero(fitted, en60, tmp_path):
@@ -263,7 +264,7 @@ def test_numpy_forward_equals_torch_with_a_fine_tuned_top():
     rng = np.random.default_rng(2)
     changed = {k: v + rng.normal(scale=0.05, size=v.shape).astype(np.float32) for k, v in base.items()}
     torch.manual_seed(2)
-    net = _build_net(512 + 12, 8, 0.0, top=changed).eval()
+    net = build_net(512 + 12, 8, 0.0, top=changed).eval()
     lengths = np.array([3, 1, 4])
     X = rng.normal(size=(3, 4, 512 + 12 + 512)).astype(np.float32)
     mask = np.arange(4)[None, :] < lengths[:, None]
@@ -283,24 +284,24 @@ def test_numpy_forward_equals_torch_with_a_fine_tuned_top():
 
 def test_a_fine_tuned_top_is_kept_as_an_int8_change_within_half_a_step():
     from dialeval.models import encoders
-    from dialeval.models.neural import _pack_top, _unpack_top
+    from dialeval.models.neural.numpy_net import pack_top, unpack_top
 
     base = encoders.top_weights()
     rng = np.random.default_rng(3)
     tuned = {k: v + rng.normal(scale=1e-3, size=v.shape).astype(np.float32) for k, v in base.items()}
     tuned["d1"] = base["d1"].copy()  # an unchanged layer: a zero change, the wheel's weights exactly
-    packed = _pack_top(tuned)
+    packed = pack_top(tuned)
     assert all(packed[f"top.{k}.delta"].dtype == np.int8 and packed[f"top.{k}.scale"].dtype == np.float16
                for k in encoders.TOP_LAYERS)
     assert not packed["top.d1.delta"].any()
-    rebuilt = _unpack_top(packed)
+    rebuilt = unpack_top(packed)
     for k in encoders.TOP_LAYERS:
         step = packed[f"top.{k}.scale"].astype(np.float64)
         err = np.abs(rebuilt[f"top.{k}"] - tuned[k].astype(np.float64))
         assert np.all(err <= step / 2 * (1 + 1e-2) + 1e-12), k  # rounding to the nearest step (scale in float16)
     assert np.array_equal(rebuilt["top.d1"], base["d1"].astype(np.float64))
     plain = {"proj.weight": np.ones(2)}
-    assert _unpack_top(plain) is plain  # no top network: unchanged
+    assert unpack_top(plain) is plain  # no top network: unchanged
 
 
 def test_fine_tuned_members_save_small_load_identical_and_train_alike_in_processes(en60, tmp_path, monkeypatch):
@@ -338,7 +339,8 @@ def test_causal_network_numpy_forward_equals_torch(tuned):
     import torch
 
     from dialeval.models import encoders
-    from dialeval.models.neural import _build_turn_net, forward_turns_numpy
+    from dialeval.models.neural import forward_turns_numpy
+    from dialeval.models.neural.torch_net import build_turn_net
 
     rng = np.random.default_rng(4)
     top = None
@@ -347,7 +349,7 @@ def test_causal_network_numpy_forward_equals_torch(tuned):
                for k, v in encoders.top_weights().items()}
     d = 512 + 7
     torch.manual_seed(4)
-    net = _build_turn_net(d, 8, 0.0, [("breakdown", 3, True), ("other", 2, False)], top).eval()
+    net = build_turn_net(d, 8, 0.0, [("breakdown", 3, True), ("other", 2, False)], top).eval()
     lengths = np.array([2, 5, 1])
     X = rng.normal(size=(3, 5, d + (512 if tuned else 0))).astype(np.float32)
     mask = np.arange(5)[None, :] < lengths[:, None]

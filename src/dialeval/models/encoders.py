@@ -152,11 +152,22 @@ def top(x: np.ndarray, w: dict[str, np.ndarray], eps: float = TOP_EPS) -> np.nda
     if bad:
         raise DialevalError(f"top: weights {bad} are missing or of the wrong shape; allowed are the arrays "
                             f"{list(TOP_LAYERS)} of top_weights()'s shapes")
-    y0 = np.maximum(x @ w["d0"], 0)
-    y1 = np.maximum(x @ w["p1"] + y0 @ w["d1"], 0)
-    y2 = np.maximum(y1 @ w["d2"], 0)
-    z = np.tanh(y1 @ w["p3"] + y2 @ w["d3"])
-    return z / np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), eps, None))[:, None]
+    return _top(x, w, eps, np.matmul)
+
+
+def _top(x: np.ndarray, w, eps: float, matmul) -> np.ndarray:
+    """:func:`top`'s formula, written once: ``w`` the weights by name, ``matmul`` the matrix product (``np.matmul``,
+    or :func:`_blocks` in :func:`_forward`, whose rows must not depend on their company)."""
+    y0 = np.maximum(matmul(x, w["d0"]), 0)
+    y1 = matmul(x, w["p1"])
+    y1 += matmul(y0, w["d1"])
+    np.maximum(y1, 0, out=y1)
+    y2 = np.maximum(matmul(y1, w["d2"]), 0)
+    z = matmul(y1, w["p3"])
+    z += matmul(y2, w["d3"])
+    np.tanh(z, out=z)
+    z *= (1.0 / np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), eps, None)))[:, None]
+    return z
 
 
 def _tokens(text: str) -> list[int]:
@@ -285,15 +296,7 @@ def _forward(ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     flens[slot] = lens
     mean += flens[:, None] * w.cnn_b
     mean *= (1.0 / np.sqrt(flens))[:, None]
-    y0 = np.maximum(_blocks(mean, w.d0), 0)
-    y1 = _blocks(mean, w.p1)
-    y1 += _blocks(y0, w.d1)
-    np.maximum(y1, 0, out=y1)
-    y2 = np.maximum(_blocks(y1, w.d2), 0)
-    z = _blocks(y1, w.p3)
-    z += _blocks(y2, w.d3)
-    np.tanh(z, out=z)
-    z *= (1.0 / np.sqrt(np.clip(np.einsum("ij,ij->i", z, z), w.eps, None)))[:, None]
+    z = _top(mean, {k: getattr(w, k) for k in TOP_LAYERS}, w.eps, _blocks)
     return z[slot], mean[slot]
 
 
