@@ -246,9 +246,32 @@ def test_lexical_part_is_saved_and_off_when_zero(fitted, en60, tmp_path):
     assert fitted.members[0]["proj.weight"].shape[1] == plain.members[0]["proj.weight"].shape[1] + 128
 
 
+def test_every_parameter_has_a_rule():
+    """Each of the kind's own parameters is declared once in PARAMS, and the defaults pass their rules."""
+    from dialeval.models.neural.model import PARAMS
+
+    assert set(PARAMS) == set(Neural.defaults)
+    assert all(Neural().params[k] == v for k, v in Neural.defaults.items())
+
+
+@pytest.mark.parametrize(("name", "bad", "allowed"), [
+    ("hidden", 0, "integers >= 1"), ("epochs", 2.5, "integers >= 1"), ("batch_size", True, "integers >= 1"),
+    ("ensemble", "8", "integers >= 1"), ("lr", -0.1, "numbers >= 0 and < 1000"),
+    ("weight_decay", float("nan"), "numbers >= 0 and < 1000"), ("ordinal_weight", 1e3, "numbers >= 0 and < 1000"),
+    ("dropout", 1, "numbers >= 0 and < 1"), ("input_dropout", -0.2, "numbers >= 0 and < 1"),
+    ("utterances", "max", "mean, none"), ("annotators", 19, "panel, pooled"),
+    ("lexical", 2000, "integers >= 0 and <= 1024 (dimensions"), ("finetune", 2, "numbers >= 0 and <= 1 (the top"),
+    ("stack_linear", 1.0, "numbers >= 0 and < 1"), ("stack_linear_C", 0, "numbers > 0 and < 1e+06"),
+])
+def test_each_parameter_is_checked_with_what_is_allowed(name, bad, allowed):
+    with pytest.raises(DialevalError) as e:
+        Neural(**{name: bad})
+    assert str(e.value).startswith(f"neural: parameter {name} = {bad!r} is not allowed; allowed are {allowed}")
+
+
 @pytest.mark.parametrize("bad", [-1, True, 1.5, 2000])
 def test_lexical_parameter_is_checked(bad):
-    with pytest.raises(DialevalError, match=r"lexical = .* is not allowed; allowed are integers 0 <= lexical"):
+    with pytest.raises(DialevalError, match=r"lexical = .* is not allowed; allowed are integers >= 0 and <= 1024"):
         Neural(lexical=bad)
 
 

@@ -278,6 +278,46 @@ def normalise_rows(a: np.ndarray, floor: float = 1e-6) -> np.ndarray:
     return a / a.sum(axis=1, keepdims=True)
 
 
+def check_param(kind: str, name: str, value: object, *, type_: type, lo: float | None = None,
+                hi: float | None = None, gt: float | None = None, lt: float | None = None,
+                choices: tuple[str, ...] | None = None, note: str = "") -> object:
+    """``value`` if it is a valid hyper-parameter of model kind ``kind``, else a :class:`DialevalError` saying what
+    was received and what is allowed: the one check every kind's parameters go through.
+
+    ``type_`` is ``int``, ``float`` (an int is accepted and converted) or ``str``; ``lo``/``hi`` bound numbers
+    inclusively, ``gt``/``lt`` exclusively; ``choices``: the allowed strings; ``note``: what the parameter means,
+    added to the message.
+
+    Examples
+    --------
+    >>> check_param("linear", "C", 2, type_=float, lo=1e-6)
+    2.0
+    >>> check_param("neural", "dropout", 1, type_=float, lo=0, lt=1)
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.DialevalError: neural: parameter dropout = 1 is not allowed; allowed are numbers >= 0 and < 1
+    """
+    received = value
+    ok = (isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
+          and (type_ is float or float(value).is_integer())) if type_ in (int, float) else isinstance(value, str)
+    if ok and type_ in (int, float):
+        value = type_(value)
+        ok = ((lo is None or value >= lo) and (hi is None or value <= hi) and (gt is None or value > gt)
+              and (lt is None or value < lt))
+    if ok and choices is not None:
+        ok = value in choices
+    if not ok:
+        if choices is not None:
+            allowed = ", ".join(choices)
+        else:
+            what = {int: "integers", float: "numbers", str: "strings"}[type_]
+            bounds = [f"{op} {b:g}" for op, b in ((">=", lo), (">", gt), ("<=", hi), ("<", lt)) if b is not None]
+            allowed = " ".join([what, " and ".join(bounds)]).strip()
+        raise DialevalError(f"{kind}: parameter {name} = {describe(received)} is not allowed; allowed are {allowed}"
+                            + (f" ({note})" if note else ""))
+    return value
+
+
 def check_min_share(value: object, where: str) -> None:
     """``min_share``: ``"auto"`` or a number ``0 <= min_share < 0.5``; a :class:`DialevalError` otherwise."""
     if value == "auto":

@@ -28,41 +28,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from dialeval.errors import DialevalError, describe
-from dialeval.models.base import Estimator, array_key, normalise_rows, register
+from dialeval.models.base import Estimator, array_key, check_param, normalise_rows, register
 from dialeval.models.data import TurnTable
 from dialeval.models.turndata import ScaleArrays
-
-
-def check_param(kind: str, name: str, value: object, *, type_: type, lo: float | None = None,
-                hi: float | None = None, choices: tuple[str, ...] | None = None) -> object:
-    """``value`` if it is a valid hyper-parameter, else a :class:`DialevalError` saying what is allowed.
-
-    ``type_`` is ``int``, ``float`` (an int is accepted and converted) or ``str``; ``lo``/``hi`` bound
-    numbers (inclusive), ``choices`` strings.
-
-    Examples
-    --------
-    >>> check_param("linear", "C", 2, type_=float, lo=1e-6)
-    2.0
-    """
-    received = value
-    ok = (isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
-          and (type_ is float or float(value).is_integer())) if type_ in (int, float) else isinstance(value, str)
-    if ok and type_ in (int, float):
-        value = type_(value)
-        ok = (lo is None or value >= lo) and (hi is None or value <= hi)
-    if ok and choices is not None:
-        ok = value in choices
-    if not ok:
-        if choices is not None:
-            allowed = ", ".join(choices)
-        else:
-            what = {int: "integers", float: "numbers", str: "strings"}[type_]
-            bounds = [f">= {lo:g}" if lo is not None else "", f"<= {hi:g}" if hi is not None else ""]
-            allowed = " ".join([what, " and ".join(b for b in bounds if b)]).strip()
-        raise DialevalError(f"{kind}: parameter {name} = {describe(received)} is not allowed; allowed are {allowed}")
-    return value
 
 
 def _tile(row: np.ndarray, n: int) -> np.ndarray:

@@ -42,8 +42,7 @@ from typing import ClassVar
 import numpy as np
 
 from dialeval import progress as _progress
-from dialeval.models.base import Estimator, array_key, normalise_rows, register
-from dialeval.models.baselines import check_param
+from dialeval.models.base import Estimator, array_key, check_param, normalise_rows, register
 from dialeval.models.data import TurnTable
 from dialeval.models.features import position_features, sender_onehot
 from dialeval.models.turndata import ScaleArrays

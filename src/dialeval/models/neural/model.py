@@ -9,7 +9,7 @@ import numpy as np
 from dialeval import progress as _progress
 from dialeval.errors import DialevalError
 from dialeval.models import encoders
-from dialeval.models.base import Estimator, normalise_rows, register
+from dialeval.models.base import Estimator, check_param, normalise_rows, register
 from dialeval.models.data import TurnTable
 from dialeval.models.features import POSITION_FEATURES, position_features, sender_onehot
 from dialeval.models.neural.inputs import (
@@ -38,35 +38,26 @@ UTTERANCES = ("mean", "none")
 ANNOTATORS = ("panel", "pooled")
 
 
+PARAMS: dict[str, dict] = {
+    "hidden": {"type_": int, "lo": 1}, "epochs": {"type_": int, "lo": 1}, "batch_size": {"type_": int, "lo": 1},
+    "ensemble": {"type_": int, "lo": 1},
+    "lr": {"type_": float, "lo": 0, "lt": 1e3}, "weight_decay": {"type_": float, "lo": 0, "lt": 1e3},
+    "ordinal_weight": {"type_": float, "lo": 0, "lt": 1e3},
+    "dropout": {"type_": float, "lo": 0, "lt": 1}, "input_dropout": {"type_": float, "lo": 0, "lt": 1},
+    "utterances": {"type_": str, "choices": UTTERANCES}, "annotators": {"type_": str, "choices": ANNOTATORS},
+    "lexical": {"type_": int, "lo": 0, "hi": 1024, "note": "dimensions of the lexical part; 0: none"},
+    "finetune": {"type_": float, "lo": 0, "hi": 1, "note": "the top network's learning rate as a fraction of lr; "
+                 "0: the encoder stays frozen"},
+    "stack_linear": {"type_": float, "lo": 0, "lt": 1}, "stack_linear_C": {"type_": float, "gt": 0, "lt": 1e6},
+}
+"""The rule of each of :class:`Neural`'s own parameters, checked by :func:`~dialeval.models.base.check_param`
+(the check every kind's parameters go through)."""
+
+
 def _check_params(p: dict) -> None:
-    ints = ("hidden", "epochs", "batch_size", "ensemble")
-    for k in ints:
-        if isinstance(p[k], bool) or not isinstance(p[k], int) or p[k] < 1:
-            raise DialevalError(f"neural: {k} = {p[k]!r} is not allowed; allowed are integers >= 1")
-    for k in ("lr", "weight_decay", "dropout", "input_dropout", "ordinal_weight"):
-        if isinstance(p[k], bool) or not isinstance(p[k], int | float) or not (0 <= p[k] < 1e3):
-            raise DialevalError(f"neural: {k} = {p[k]!r} is not allowed; allowed are numbers >= 0")
-    if p["annotators"] not in ANNOTATORS:
-        raise DialevalError(f"neural: annotators = {p['annotators']!r} is not allowed; allowed are "
-                            + ", ".join(map(repr, ANNOTATORS)))
-    if p["utterances"] not in UTTERANCES:
-        raise DialevalError(f"neural: utterances = {p['utterances']!r} is not allowed; allowed are "
-                            + ", ".join(map(repr, UTTERANCES)))
-    for k in ("dropout", "input_dropout"):
-        if p[k] >= 1:
-            raise DialevalError(f"neural: {k} = {p[k]!r} is not allowed; allowed are 0 <= {k} < 1")
-    k = p["lexical"]
-    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 1024:
-        raise DialevalError(f"neural: lexical = {k!r} is not allowed; allowed are integers 0 <= lexical <= 1024")
-    f = p["finetune"]
-    if isinstance(f, bool) or not isinstance(f, int | float) or not 0 <= f <= 1:
-        raise DialevalError(f"neural: finetune = {f!r} is not allowed; allowed are numbers 0 <= finetune <= 1 (the "
-                            "top network's learning rate as a fraction of lr; 0: the encoder stays frozen)")
-    w, C = p["stack_linear"], p["stack_linear_C"]
-    if isinstance(w, bool) or not isinstance(w, int | float) or not 0 <= w < 1:
-        raise DialevalError(f"neural: stack_linear = {w!r} is not allowed; allowed are numbers 0 <= w < 1")
-    if isinstance(C, bool) or not isinstance(C, int | float) or not 0 < C < 1e6:
-        raise DialevalError(f"neural: stack_linear_C = {C!r} is not allowed; allowed are numbers > 0")
+    """``p``'s own parameters checked by :data:`PARAMS` (ints given for numbers become floats), in place."""
+    for name, rule in PARAMS.items():
+        p[name] = check_param("neural", name, p[name], **rule)
 
 
 @register
