@@ -181,9 +181,8 @@ def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]
         elif not len(rows):
             raise DialevalError(f"no {'dialogue' if s.level == 'dialogue' else 'turn'} is labelled on scale "
                                 f"{name!r}; training needs labelled items", file=corpus.source)
-        labelled = [x for *_, x in items]
-        votes = np.array([sum(v is not None for v in x.labels[name]) for x in labelled], dtype=np.int64)
-        out[name] = Targets(rows, gold[name].probs.astype(np.float64), votes, panel_of(scale, labelled))
+        out[name] = Targets(rows, gold[name].probs.astype(np.float64), gold[name].n_labels.astype(np.int64),
+                            panel_of(scale, [x for *_, x in items]))
     return out
 
 
