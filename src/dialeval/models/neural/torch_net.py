@@ -180,8 +180,8 @@ def quality_loss(logits, target, ordinal_weight: float, mask=None):
 
     logp = torch.log_softmax(logits, dim=-1)
     ce = -(target * logp).sum(-1)
-    cdf = cumulative_loss(logp.exp(), target)
+    ordinal = cumulative_loss(logp.exp(), target)
     if mask is None:
-        return ce.mean() + ordinal_weight * cdf.mean()
+        return ce.mean() + ordinal_weight * ordinal.mean()
     m = mask.to(ce.dtype)
-    return ((ce * m).sum() + ordinal_weight * (cdf * m).sum()) / m.sum().clamp(min=1)
+    return ((ce * m).sum() + ordinal_weight * (ordinal * m).sum()) / m.sum().clamp(min=1)

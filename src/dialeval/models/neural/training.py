@@ -110,9 +110,9 @@ def train_turn_member(data: dict[str, np.ndarray], p: dict, seed: int, heads: li
             Y, m = t[f"Y/{name}"][idx, :T], t[f"m/{name}"][idx, :T]
             loss = loss + soft_ce(logits, Y, m)
             if ordinal and p["ordinal_weight"] > 0:
-                cdf = cumulative_loss(torch.softmax(logits, -1), Y)
-                mf = m.to(cdf.dtype)
-                loss = loss + p["ordinal_weight"] * (cdf * mf).sum() / mf.sum().clamp(min=1)
+                ordinal_loss = cumulative_loss(torch.softmax(logits, -1), Y)
+                mf = m.to(ordinal_loss.dtype)
+                loss = loss + p["ordinal_weight"] * (ordinal_loss * mf).sum() / mf.sum().clamp(min=1)
         return loss
 
     _optimise(net, t, p, gen, batch_loss, advance)
