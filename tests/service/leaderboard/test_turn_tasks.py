@@ -247,6 +247,15 @@ def test_any_archive_is_a_201_or_a_422(svc, members):
     assert "dialeval-upload" not in r.text
 
 
+@pytest.mark.parametrize("members", [{".": b""}, {"a": b"x", "a/b": b"y"}, {"a/b": b"y", "a": b"x"}])
+def test_archive_members_that_clash_on_disk_are_a_422_that_names_no_server_path(svc, members):
+    """Found by the property test above: a member named '.' (the archive's root) and a member under a name
+    another member took as a file made the scratch folder's path show in the message."""
+    r = create(svc, "fz", "dbdc-breakdown", _zip(members), "g.zip")
+    assert r.status_code in (201, 422), r.text
+    assert "dialeval-upload" not in r.text and "/tmp" not in r.text
+
+
 @pytest.mark.parametrize("gold", [b"[" * 50_000 + b"]" * 50_000, b'{"a":' * 50_000 + b"1" + b"}" * 50_000])
 def test_deeply_nested_gold_is_a_422(svc, gold):
     r = create(svc, "deep", "dbdc-breakdown", gold, "g.json")

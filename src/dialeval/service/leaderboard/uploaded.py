@@ -65,10 +65,13 @@ def is_zip(data: bytes) -> bool:
 
 
 def _member_path(name: str, archive: str) -> PurePosixPath | None:
-    """The relative path of an archive member, None for a folder or macOS metadata; an error if unsafe."""
+    """The relative path of an archive member, None for a folder (``.`` too: the archive's root) or macOS
+    metadata; an error if unsafe."""
     if name.endswith("/") or name.startswith("__MACOSX/"):
         return None
     p = PurePosixPath(name)
+    if not p.parts:
+        return None
     if "\\" in name or "\x00" in name or p.is_absolute() or ".." in p.parts or (p.parts and ":" in p.parts[0]):
         raise DialevalError(f"archive member {describe(name)} is not allowed; allowed are relative paths without "
                             "'..', drive letters or backslashes", file=archive)
@@ -122,7 +125,10 @@ def unpack(data: bytes, archive: str, into: Path, *, max_members: int = MAX_MEMB
             except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError, EOFError, zlib.error,
                     ValueError) as e:  # RuntimeError: an encrypted member; NotImplementedError: a compression
                 _no_space(e)
-                raise DialevalError(f"archive member {describe(info.filename)} cannot be read ({e})",
+                # an OSError's text names the server's scratch folder (e.g. a member under a name another member
+                # took as a file): only its reason is shown
+                why = (e.strerror or type(e).__name__) if isinstance(e, OSError) else e
+                raise DialevalError(f"archive member {describe(info.filename)} cannot be read ({why})",
                                     file=archive) from None
     return into
 
