@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
+from sqlalchemy.exc import OperationalError
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from dialeval import __version__
@@ -32,7 +33,7 @@ from dialeval.service.bearer import Token, token_of
 from dialeval.service.boundary import detail, validation_errors
 from dialeval.service.collection.routes import collection_router
 from dialeval.service.config import Settings
-from dialeval.service.db import Database
+from dialeval.service.db import Database, busy
 from dialeval.service.errors import ServiceError, status_of
 from dialeval.service.leaderboard import tasks
 from dialeval.service.leaderboard.routes import leaderboard_router
@@ -83,6 +84,13 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     @app.exception_handler(DialevalError)
     def _bad_input(_request: Request, e: DialevalError) -> JSONResponse:
         return JSONResponse({"detail": detail(str(e))}, status_code=422)
+
+    @app.exception_handler(OperationalError)
+    def _database_busy(_request: Request, e: OperationalError) -> JSONResponse:
+        if not busy(e):
+            raise e  # a fault of the server: 500, logged
+        return JSONResponse({"detail": "the database was busy with other requests; try again"}, status_code=409,
+                            headers={"Retry-After": "1"})
 
     @app.exception_handler(RequestValidationError)
     def _bad_request(_request: Request, e: RequestValidationError) -> JSONResponse:

@@ -30,6 +30,8 @@ from dialeval.service.config import DEFAULT_URL  # noqa: F401  (re-exported)
 """The database used when neither ``--database-url`` nor ``DIALEVAL_DATABASE_URL`` is given."""
 
 SQLITE_BUSY_TIMEOUT_S = 60.0
+#: SQLSTATEs with which PostgreSQL refuses a transaction for now: trying the same request again succeeds.
+RETRY_LATER = {"40001": "serialization failure", "40P01": "deadlock broken", "55P03": "lock not available"}
 
 
 class UTCDateTime(TypeDecorator):
@@ -207,3 +209,11 @@ def _sqlite_transactions(engine: Engine) -> None:
     def _begin(conn) -> None:
         mode = conn.get_execution_options().get("dialeval_begin", "")
         conn.exec_driver_sql(f"BEGIN {mode}".strip())
+
+
+def busy(e: OperationalError) -> bool:
+    """Whether the database refused a transaction for now (:data:`RETRY_LATER` on PostgreSQL, SQLite's
+    "database is locked" after its busy timeout): not a fault of the request or the server, so the service
+    answers 409 with ``Retry-After`` instead of 500."""
+    state = getattr(e.orig, "sqlstate", None)
+    return state in RETRY_LATER or "database is locked" in str(e.orig)

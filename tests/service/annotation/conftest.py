@@ -9,6 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from annotation_support import Projects
+from service_support import drop_schema, fresh_schema_url, pg_base
 
 
 @pytest.fixture
@@ -17,3 +18,16 @@ def pj(db_url):
     p = Projects(db_url)
     yield p
     p.close()
+
+
+@pytest.fixture
+def pg_projects():
+    """Projects on a fresh PostgreSQL schema only (for tests of its row locks)."""
+    base = pg_base()
+    url, schema = fresh_schema_url(base)
+    p = Projects(url)
+    try:
+        yield p
+    finally:
+        p.close()
+        drop_schema(base, schema)

@@ -184,3 +184,24 @@ def test_unknown_project_and_bad_bodies(pj):
         assert r.status_code == 422, (body, r.text)
     assert pj.call("GET", "/api/annotation/p1/assignments/0", codes[0]).status_code == 422
     assert pj.call("GET", f"/api/annotation/p1/assignments/{aid + 99}", codes[0]).status_code == 404
+
+
+def test_a_transaction_the_database_refused_for_now_is_a_409_to_try_again(pj, monkeypatch):
+    import psycopg.errors
+    from sqlalchemy.exc import OperationalError
+
+    from dialeval.service.annotation import projects
+    from dialeval.service.db import busy
+
+    codes = pj.project("p1", chats_corpus(2), overlap=1, n_codes=1)
+    for orig in (psycopg.errors.DeadlockDetected("deadlock detected"),
+                 psycopg.errors.SerializationFailure("could not serialize access"),
+                 __import__("sqlite3").OperationalError("database is locked")):
+        def refused(*_a, _orig=orig, **_k):
+            raise OperationalError("SELECT ...", {}, _orig)
+
+        monkeypatch.setattr(projects, "next_assignment", refused)
+        r = pj.call("POST", "/api/annotation/p1/next", codes[0])
+        assert (r.status_code, r.headers["retry-after"]) == (409, "1"), r.text
+        assert r.json()["detail"] == "the database was busy with other requests; try again"
+    assert not busy(OperationalError("SELECT ...", {}, psycopg.errors.UndefinedTable("no such table")))

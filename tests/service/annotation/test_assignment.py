@@ -117,3 +117,61 @@ def test_collections_and_projects_share_one_namespace(pj):
     chats.create_collection(pj.db, "chats1", "builtin:echo", pj.clock())
     with pytest.raises(Conflict, match="a collection named 'chats1' exists already: the name is taken"):
         projects.create_project(pj.db, "chats1", chats_corpus(2), "wochat", 1, pj.clock())
+
+
+def _waiting_on(conn, blocker_pid: int, got: list, timeout: float = 20.0) -> None:
+    """Block until some PostgreSQL backend waits for a lock held by ``blocker_pid``."""
+    import time
+
+    from sqlalchemy import text
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        waiting = conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE :b = ANY(pg_blocking_pids(pid))"),
+                               {"b": blocker_pid}).scalar()
+        conn.rollback()  # pg_stat_activity is read once per transaction: a new one sees the backends anew
+        if waiting:
+            return
+        time.sleep(0.02)
+    raise TimeoutError(f"no backend came to wait for backend {blocker_pid}; the thread's result: {got}")
+
+
+def _work_once(pj, who, got: list) -> None:
+    try:
+        got.append(projects.next_assignment(pj.db, who, pj.clock()))
+    except Exception as e:  # reported by the test
+        got.append(e)
+
+
+def test_next_item_waits_for_one_row_while_holding_no_other(pg_projects):
+    """The deadlock CI met (40 annotators at once): PostgreSQL keeps the lock on a row it waited for and then
+    dropped as full, and the old "next item" query went on to wait for the next row while holding it.
+
+    Both items held by others; A waits for the best one; its holder fills it and commits; A must now wait
+    for the other item with the full one released (another transaction can lock it at once), then get it.
+    """
+    from sqlalchemy import text
+
+    pj = pg_projects
+    codes = pj.project("p1", chats_corpus(2), overlap=1, n_codes=1)
+    a = projects.annotator(pj.db, "p1", codes[0], pj.clock())
+    with pj.db.read() as s:
+        best, other = s.scalars(select(AnnotationItem.id).order_by(AnnotationItem.finished, AnnotationItem.live,
+                                                                   AnnotationItem.tie, AnnotationItem.id))
+    lock = "SELECT id FROM annotation_items WHERE id = :i FOR UPDATE"
+    with pj.db.engine.connect() as filler, pj.db.engine.connect() as holder, pj.db.engine.connect() as probe:
+        filler_pid, holder_pid = (c.execute(text("SELECT pg_backend_pid()")).scalar() for c in (filler, holder))
+        filler.execute(text(lock), {"i": best})
+        holder.execute(text(lock), {"i": other})
+        got: list = []
+        t = threading.Thread(target=_work_once, args=(pj, a, got))
+        t.start()
+        _waiting_on(probe, filler_pid, got)                                  # A waits for the best item
+        filler.execute(text("UPDATE annotation_items SET live = 1 WHERE id = :i"), {"i": best})
+        filler.commit()                                                  # ... which is full now
+        _waiting_on(probe, holder_pid, got)                                  # A waits for the other one
+        probe.execute(text(lock + " NOWAIT"), {"i": best})              # and holds the full one no more
+        probe.rollback()
+        holder.rollback()
+        t.join(20)
+    assert not t.is_alive() and got[0].item_id == other

@@ -11,8 +11,10 @@ PostgreSQL rows are locked):
   ``FOR UPDATE SKIP LOCKED`` (annotators asking at once take different items instead of queueing);
 - the unique constraints on (item, slot) and (item, annotator) make the same rules database rules.
 
-Locks are always taken in the order annotator -> assignment -> item, so no two transactions wait on each
-other. Saving a label locks only the annotator's assignment.
+Locks are taken in the order project -> annotator -> assignment -> item, items in id order when a
+transaction changes several, and "next item" waits for an item's row only while it holds no other item's
+row (see :func:`_find`), so no two transactions wait on each other. Saving a label locks only the
+annotator's assignment (and its item when an expired assignment takes a slot again).
 """
 
 from __future__ import annotations
@@ -184,7 +186,10 @@ def annotator(db: Database, name: str, code: str | None, now: datetime) -> Who:
 
 
 def _lock_project(s, project_id: int) -> None:
-    s.execute(select(AnnotationProject.id).where(AnnotationProject.id == project_id).with_for_update())
+    """One join or exclusion at a time per project (``FOR NO KEY UPDATE``: inserting rows that refer to the
+    project, as every new assignment does, is not held up by it)."""
+    s.execute(select(AnnotationProject.id).where(AnnotationProject.id == project_id)
+              .with_for_update(key_share=True))
 
 
 def expire_overdue(db: Database, p: AnnotationProject, now: datetime) -> int:
@@ -197,8 +202,8 @@ def expire_overdue(db: Database, p: AnnotationProject, now: datetime) -> int:
         if s.scalar(select(Assignment.id).where(*overdue).limit(1)) is None:
             return 0
     with db.write() as s:
-        rows = s.execute(select(Assignment.id, Assignment.item_id).where(*overdue)
-                         .with_for_update(skip_locked=True)).all()
+        rows = s.execute(select(Assignment.id, Assignment.item_id).where(*overdue).order_by(Assignment.item_id)
+                         .with_for_update(skip_locked=True)).all()  # items updated in one order: no deadlock
         for aid, item_id in rows:
             s.execute(update(Assignment).where(Assignment.id == aid).values(state="expired", slot=None))
             s.execute(update(AnnotationItem).where(AnnotationItem.id == item_id)
@@ -220,31 +225,48 @@ def _claim(s, p: AnnotationProject, item_id: int) -> int | None:
     return slot
 
 
-def _candidate(s, p: AnnotationProject, annotator_id: int, skip_locked: bool):
+def _free_items(p: AnnotationProject, annotator_id: int):
+    """The items this annotator may take, best first (fewest finished, fewest live, the shuffled tie)."""
     had = select(Assignment.item_id).where(Assignment.annotator_id == annotator_id)
-    q = (select(AnnotationItem.id, AnnotationItem.finished, AnnotationItem.live, AnnotationItem.tie)
-         .where(AnnotationItem.project_id == p.id, AnnotationItem.live < p.overlap, AnnotationItem.id.not_in(had))
-         .order_by(AnnotationItem.finished, AnnotationItem.live, AnnotationItem.tie, AnnotationItem.id).limit(1))
-    return s.execute(q.with_for_update(skip_locked=skip_locked)).first()
+    return (select(AnnotationItem.id, AnnotationItem.finished, AnnotationItem.live, AnnotationItem.tie)
+            .where(AnnotationItem.project_id == p.id, AnnotationItem.live < p.overlap, AnnotationItem.id.not_in(had))
+            .order_by(AnnotationItem.finished, AnnotationItem.live, AnnotationItem.tie, AnnotationItem.id))
+
+
+def _locked(s, q):
+    """The first row of the locking query ``q``; or None, and then no row stays locked by it.
+
+    PostgreSQL keeps the lock on a row it waited for and then dropped because the row no longer matched
+    (an item that filled up meanwhile). Held on while waiting for the next item's row, such a lock let two
+    "next item" transactions wait on each other (a deadlock); rolling back to a savepoint releases it.
+    """
+    sp = s.begin_nested()
+    row = s.execute(q).first()
+    if row is None:
+        sp.rollback()
+    else:
+        sp.commit()
+    return row
 
 
 def _find(s, p: AnnotationProject, annotator_id: int):
     """The best free item, its row locked; None only when no item is left for this annotator.
 
-    First among the rows nobody holds (``SKIP LOCKED``); if all are held, wait for the best one. A waited-for
-    row that filled up meanwhile is dropped by PostgreSQL's re-check (the query then returns nothing even if
-    other items are free), so "nothing" is believed only when an unlocked look finds nothing either.
+    First the best among the rows nobody holds (``SKIP LOCKED``, never waits). If every free row is held,
+    wait for the best one alone (``WHERE id = ?``, so the wait is for one row while this transaction holds
+    no other item's row) and take it if it is still free then; else look again.
     """
+    free = _free_items(p, annotator_id)
     for _ in range(50):
-        row = _candidate(s, p, annotator_id, True) or _candidate(s, p, annotator_id, False)
+        row = _locked(s, free.limit(1).with_for_update(skip_locked=True, key_share=True))
         if row is not None:
             return row
-        had = select(Assignment.item_id).where(Assignment.annotator_id == annotator_id)
-        left = s.scalar(select(AnnotationItem.id).where(AnnotationItem.project_id == p.id,
-                                                        AnnotationItem.live < p.overlap,
-                                                        AnnotationItem.id.not_in(had)).limit(1))
-        if left is None:
+        best = s.execute(free.limit(1)).first()  # no lock: which row to wait for
+        if best is None:
             return None
+        row = _locked(s, free.where(AnnotationItem.id == best.id).with_for_update(key_share=True))
+        if row is not None:
+            return row
     raise Conflict("many annotators took the same items at once; ask again")
 
 
@@ -260,7 +282,7 @@ def next_assignment(db: Database, who: Who, now: datetime) -> Assignment | None:
     expire_overdue(db, p, now)
     for _attempt in range(5):
         with db.write() as s:
-            s.execute(select(Annotator.id).where(Annotator.id == a.id).with_for_update())
+            s.execute(select(Annotator.id).where(Annotator.id == a.id).with_for_update(key_share=True))
             cur = s.scalar(select(Assignment).where(Assignment.annotator_id == a.id, Assignment.state == "active")
                            .order_by(Assignment.id).limit(1))
             if cur is not None:
@@ -452,7 +474,8 @@ def exclude_annotator(db: Database, name: str, ref: str, now: datetime) -> dict:
         s.execute(update(Annotator).where(Annotator.id == a.id, Annotator.excluded_at.is_(None))
                   .values(excluded_at=now))  # first: next_assignment locks annotator, then item
         rows = list(s.scalars(select(Assignment).where(Assignment.annotator_id == a.id,
-                                                       Assignment.state.in_(policy.LIVE)).with_for_update()))
+                                                       Assignment.state.in_(policy.LIVE))
+                              .order_by(Assignment.item_id).with_for_update()))
         for asg in rows:
             s.execute(update(AnnotationItem).where(AnnotationItem.id == asg.item_id).values(
                 live=AnnotationItem.live - 1,
