@@ -166,10 +166,10 @@ def test_next_item_waits_for_one_row_while_holding_no_other(pg_projects):
         got: list = []
         t = threading.Thread(target=_work_once, args=(pj, a, got))
         t.start()
-        _waiting_on(probe, filler_pid, got)                                  # A waits for the best item
+        _waiting_on(probe, filler_pid, got)                              # A waits for the best item
         filler.execute(text("UPDATE annotation_items SET live = 1 WHERE id = :i"), {"i": best})
         filler.commit()                                                  # ... which is full now
-        _waiting_on(probe, holder_pid, got)                                  # A waits for the other one
+        _waiting_on(probe, holder_pid, got)                              # A waits for the other one
         probe.execute(text(lock + " NOWAIT"), {"i": best})              # and holds the full one no more
         probe.rollback()
         holder.rollback()
