@@ -34,7 +34,7 @@ from dialeval.service.boundary import detail, validation_errors
 from dialeval.service.collection.routes import collection_router
 from dialeval.service.config import Settings
 from dialeval.service.db import Database, busy
-from dialeval.service.errors import ServiceError, status_of
+from dialeval.service.errors import Conflict, ServiceError, status_of
 from dialeval.service.leaderboard import tasks
 from dialeval.service.leaderboard.routes import leaderboard_router
 from dialeval.service.leaderboard.scoring_pool import Scorer
@@ -86,11 +86,11 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         return JSONResponse({"detail": detail(str(e))}, status_code=422)
 
     @app.exception_handler(OperationalError)
-    def _database_busy(_request: Request, e: OperationalError) -> JSONResponse:
+    def _database_busy(request: Request, e: OperationalError) -> JSONResponse:
         if not busy(e):
             raise e  # a fault of the server: 500, logged
-        return JSONResponse({"detail": "the database was busy with other requests; try again"}, status_code=409,
-                            headers={"Retry-After": "1"})
+        return _service_error(request, Conflict("the database was busy with other requests; try again",
+                                                headers={"Retry-After": "1"}))
 
     @app.exception_handler(RequestValidationError)
     def _bad_request(_request: Request, e: RequestValidationError) -> JSONResponse:

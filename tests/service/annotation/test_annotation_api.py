@@ -187,6 +187,8 @@ def test_unknown_project_and_bad_bodies(pj):
 
 
 def test_a_transaction_the_database_refused_for_now_is_a_409_to_try_again(pj, monkeypatch):
+    import sqlite3
+
     import psycopg.errors
     from sqlalchemy.exc import OperationalError
 
@@ -196,7 +198,7 @@ def test_a_transaction_the_database_refused_for_now_is_a_409_to_try_again(pj, mo
     codes = pj.project("p1", chats_corpus(2), overlap=1, n_codes=1)
     for orig in (psycopg.errors.DeadlockDetected("deadlock detected"),
                  psycopg.errors.SerializationFailure("could not serialize access"),
-                 __import__("sqlite3").OperationalError("database is locked")):
+                 sqlite3.OperationalError("database is locked")):
         def refused(*_a, _orig=orig, **_k):
             raise OperationalError("SELECT ...", {}, _orig)
 
