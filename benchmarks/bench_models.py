@@ -10,7 +10,9 @@ Each figure measured on this machine:
     sentence encoder's weights (``encoders.warm()``: they load lazily otherwise), timed inside the process,
     and the whole process for reference (target: <= 3 s);
 (c) prediction with the model loaded: ``test_data_cn.json`` and ``test_data_en.json`` (390 dialogues each)
-    with an empty embedding cache, dialogues per second, best of ``--repeat`` (target: >= 100 dialogues/s).
+    with an empty embedding cache, dialogues per second, best of ``--repeat`` (target: >= 100 dialogues/s);
+(d) size on disk: the model's folder, and every shipped model together with this one in place of the STC-3
+    default ``shipped/multi`` (target: <= 25 MB together, decimal, as ``tests/models/test_shipped.py`` checks).
 
 Run (training takes minutes; ``--model PATH`` skips (a) and measures a saved model instead):
 
@@ -36,6 +38,10 @@ def _fresh_cache() -> str:
     d = tempfile.mkdtemp(prefix="dialeval-bench-cache-")
     os.environ["DIALEVAL_CACHE"] = d
     return d
+
+
+def _bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 def main() -> None:
@@ -101,6 +107,11 @@ def main() -> None:
         print(f"(c) predict test_data_{FILES[lang]}.json: {len(records)} dialogues, {len(table.texts)} turns, "
               f"empty embedding cache: best {best:.2f} s = {len(records) / best:.0f} dialogues/s (target >= 100) "
               f"{'OK' if len(records) / best >= 100 else 'MISSED'}; load average {os.getloadavg()[0]:.2f}")
+
+    shipped = ROOT / "src" / "dialeval" / "models" / "shipped"
+    own, others = _bytes(model_dir), _bytes(shipped) - _bytes(shipped / "multi")
+    print(f"(d) size: this model {own / 1e6:.2f} MB; with the other shipped models {(own + others) / 1e6:.2f} MB "
+          f"(target <= 25 MB) {'OK' if own + others <= 25e6 else 'MISSED'}")
 
 
 if __name__ == "__main__":
