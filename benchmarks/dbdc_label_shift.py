@@ -8,6 +8,16 @@ dialogues, as ``dialeval evaluate``) of four constant predictions on eval:
 - the dev prior (the baseline of the target), and a per-chatbot dev prior;
 - *oracles* that no model trained on dev can be: eval's own mean, and eval's own per-chatbot means.
 
+With ``--run RUN`` (a model's run on eval, ``dialeval predict ../shared/data/dbdc3/en/eval --out RUN``), it
+prints the run's JSD and that of the run with each level's probability reweighted, ``p'(y) ∝ w(y) p(y)``:
+
+- by the EM prior adjustment of Saerens, Latinne and Decaestecker (2002, "Adjusting the outputs of a classifier
+  to new a priori probabilities"): ``w = pi / dev mean`` with ``pi`` the fixed point of ``pi = mean over eval's
+  turns of p'``. It reads eval's turns, not its labels (a transductive adaptation, which the target's rules, no
+  eval for training, would not allow anyway): what a label shift visible in the inputs would give;
+- *oracles*: ``w = eval's own mean / the run's mean``, over all turns and per chatbot: the run corrected by
+  the label shift it cannot know.
+
 With ``--oof``, it also trains the shipped open-domain configuration on folds of dev, twice: 5 folds by
 dialogue (:func:`dialeval.models.cv.fold_of`), and one chatbot left out per fold (a shift of chatbot, as
 between dev and eval). It prints the out-of-fold JSD against that of the prior of the other folds on the same
@@ -15,7 +25,7 @@ turns, and the JSD after sharpening or flattening the predictions (``p ** (1 / T
 calibration of the sharpness on the training folds would choose; and after emptying the bins below a share
 (``min_share``, :func:`dialeval.models.base.sparsify`; the model's predictions here are taken without it).
 
-    python benchmarks/dbdc_label_shift.py [--data ../shared/data/dbdc3/en] [--oof]
+    python benchmarks/dbdc_label_shift.py [--data ../shared/data/dbdc3/en] [--run RUN] [--oof]
 """
 
 from __future__ import annotations
@@ -104,14 +114,47 @@ def out_of_fold(data: Path, group: Callable[[str], str], what: str) -> None:
               f"({100 * (1 - v / prior):+.1f}% vs prior)")
 
 
+def reweighted(P: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each row of ``P`` times ``w`` (one weight per level, or one row of weights per row), renormalised."""
+    R = P * w
+    return R / R.sum(axis=1, keepdims=True)
+
+
+def em_prior(P: np.ndarray, prior: np.ndarray, iterations: int = 1000, tol: float = 1e-12) -> np.ndarray:
+    """The level shares ``pi`` of unlabelled items whose predicted distributions ``P`` a model trained with
+    level shares ``prior`` gave: the fixed point of ``pi = mean of reweighted(P, pi / prior)`` (Saerens et al.
+    2002), from ``pi = prior``."""
+    pi = prior
+    for _ in range(iterations):
+        new = reweighted(P, pi / prior).mean(axis=0)
+        if np.abs(new - pi).max() < tol:
+            return new
+        pi = new
+    return pi
+
+
+def run_rows(run: Path, ev_corpus, ev) -> np.ndarray:
+    """The run's distributions in the rows of eval's gold ``ev`` (an error if it leaves a turn out)."""
+    from dialeval import load_gold
+
+    aligned = load_gold(ev_corpus).read_run(run)
+    rows = aligned.rows["breakdown"]
+    if len(rows) != len(ev.probs):
+        raise SystemExit(f"error: {run} predicts {len(rows)} of eval's {len(ev.probs)} annotated turns")
+    P = np.empty_like(ev.probs)
+    P[rows] = aligned.probs["breakdown"]
+    return P
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT)
+    ap.add_argument("--run", type=Path, help="a model's run on eval: also its JSD, reweighted (EM, oracles)")
     ap.add_argument("--oof", action="store_true", help="also: out-of-fold predictions on dev (trains 5 models)")
     args = ap.parse_args()
     dev = gold_distributions(dialeval.read_corpus(args.data / "dev"))["breakdown"]
-    ev = gold_distributions(dialeval.read_corpus(args.data / "eval"))["breakdown"]
+    ev_corpus = dialeval.read_corpus(args.data / "eval")
+    ev = gold_distributions(ev_corpus)["breakdown"]
     bots_dev = np.array([chatbot(i) for i in dev.ids])
     bots_ev = np.array([chatbot(i) for i in ev.ids])
     dev_mean = dev.probs.mean(axis=0)
@@ -134,6 +177,23 @@ def main() -> None:
         v = macro_jsd(ev.ids, ev.probs, pred)
         base = base or v
         print(f"{name:52s} JSD {v:.5f}  ({100 * (1 - v / base):+.1f}% vs dev prior)")
+    if args.run:
+        P = run_rows(args.run, ev_corpus, ev)
+        pi = em_prior(P, dev_mean)
+        by_bot = np.empty_like(P)
+        for b in set(bots_ev.tolist()):
+            here = bots_ev == b
+            by_bot[here] = ev.probs[here].mean(axis=0) / P[here].mean(axis=0)
+        print(f"the run {args.run}: mean distribution {P.mean(axis=0).round(3).tolist()}; EM's eval shares "
+              f"{pi.round(3).tolist()}")
+        for name, pred in {
+            "run": P,
+            "run, EM prior adjustment (eval's turns, no labels)": reweighted(P, pi / dev_mean),
+            "oracle: run reweighted to eval's own mean": reweighted(P, ev.probs.mean(axis=0) / P.mean(axis=0)),
+            "oracle: run reweighted to eval's mean per chatbot": reweighted(P, by_bot),
+        }.items():
+            v = macro_jsd(ev.ids, ev.probs, pred)
+            print(f"{name:52s} JSD {v:.5f}  ({100 * (1 - v / base):+.1f}% vs dev prior)")
     if args.oof:
         from dialeval.models.cv import fold_of
 
