@@ -15,6 +15,10 @@ prints the run's JSD and that of the run with each level's probability reweighte
   to new a priori probabilities"): ``w = pi / dev mean`` with ``pi`` the fixed point of ``pi = mean over eval's
   turns of p'``. It reads eval's turns, not its labels (a transductive adaptation, which the target's rules, no
   eval for training, would not allow anyway): what a label shift visible in the inputs would give;
+  With a model's soft predictions the iteration can run to a degenerate fixed point (a level's share 0);
+- ``w = dev's mean / the chatbot's dev mean``, per chatbot: each chatbot's dev habit taken out of the run,
+  from dev's labels alone (what ``pools=balance``, :mod:`dialeval.models.pools`, does in training: DBDC3 dev's
+  two annotator pools each labelled two of the chatbots);
 - *oracles*: ``w = eval's own mean / the run's mean``, over all turns and per chatbot: the run corrected by
   the label shift it cannot know.
 
@@ -180,15 +184,17 @@ def main() -> None:
     if args.run:
         P = run_rows(args.run, ev_corpus, ev)
         pi = em_prior(P, dev_mean)
-        by_bot = np.empty_like(P)
+        by_bot, dev_habit = np.empty_like(P), np.empty_like(P)
         for b in set(bots_ev.tolist()):
             here = bots_ev == b
             by_bot[here] = ev.probs[here].mean(axis=0) / P[here].mean(axis=0)
+            dev_habit[here] = dev_mean / dev.probs[bots_dev == b].mean(axis=0) if b in bots_dev else 1.0
         print(f"the run {args.run}: mean distribution {P.mean(axis=0).round(3).tolist()}; EM's eval shares "
               f"{pi.round(3).tolist()}")
         for name, pred in {
             "run": P,
             "run, EM prior adjustment (eval's turns, no labels)": reweighted(P, pi / dev_mean),
+            "run, each chatbot's dev habit taken out (dev only)": reweighted(P, dev_habit),
             "oracle: run reweighted to eval's own mean": reweighted(P, ev.probs.mean(axis=0) / P.mean(axis=0)),
             "oracle: run reweighted to eval's mean per chatbot": reweighted(P, by_bot),
         }.items():

@@ -22,13 +22,15 @@ from dialeval.errors import DialevalError, describe
 from dialeval.io.stc3 import SENDERS
 from dialeval.models import leakage
 from dialeval.models.data import SUBTASKS, Predicted, TurnTable, check_corpus, check_subtasks
+from dialeval.models.pools import POOLS
 from dialeval.models.turndata import ScaleArrays, TurnScale, learnt_scales, rows_for, scale_targets, scales_to_learn
 
 FORMAT_VERSION = 1
 KINDS: dict[str, type[Estimator]] = {}
-COMMON_DEFAULTS: dict = {"min_share": 0.0}
+COMMON_DEFAULTS: dict = {"min_share": 0.0, "pools": "keep"}
 """The parameters every kind takes besides its own: ``min_share`` (:func:`check_min_share`, :func:`sparsify`),
-applied to the kind's distributions by :meth:`Estimator.predict`."""
+applied to the kind's distributions by :meth:`Estimator.predict`, and ``pools`` (:data:`~dialeval.models.pools.POOLS`),
+how :meth:`Estimator.fit` treats the annotator pools of the training items (:mod:`dialeval.models.pools`)."""
 
 
 def register(cls: type[Estimator]) -> type[Estimator]:
@@ -77,6 +79,8 @@ class Estimator(ABC):
         self.progress = progress
         self.params = {**COMMON_DEFAULTS, **self.defaults, **params}
         check_min_share(self.params["min_share"], self.kind)
+        check_param(self.kind, "pools", self.params["pools"], type_=str, choices=POOLS,
+                    note="how training treats groups of annotators who labelled separate items")
         self.shares: dict[str, float] = {}
         """The ``min_share`` of each learnt scale (:func:`sparsify`), set by :meth:`fit` (``auto``: from the
         training items' annotator counts) and saved with the model."""
@@ -134,7 +138,7 @@ class Estimator(ABC):
         self.not_asked = {n: s for n, s in scales_to_learn(corpus, SUBTASKS).items() if n not in scales}
         _ = self.context  # one context, or an error
         table = TurnTable.from_corpus(corpus, senders=self._senders())
-        targets = scale_targets(corpus, table, scales)
+        targets = scale_targets(corpus, table, scales, balance=self.params["pools"] == "balance")
         self._fit(table, targets)
         self.shares = {n: resolve_min_share(self.params["min_share"], t.votes) for n, t in targets.items()}
         self.fitted = True

@@ -28,6 +28,7 @@ import numpy as np
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
 from dialeval.errors import DialevalError
 from dialeval.models.data import TurnTable, rounded
+from dialeval.models.pools import annotator_pools, balance_pools
 from dialeval.tasks import Task, context_of, tasks_for
 
 TurnArrays = dict[str, tuple[np.ndarray, np.ndarray]]
@@ -143,10 +144,13 @@ ScaleArrays = dict[str, Targets]
 """The training targets of every scale a model learns, by name (:func:`scale_targets`)."""
 
 
-def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]) -> ScaleArrays:
+def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale], *, balance: bool = False
+                  ) -> ScaleArrays:
     """The training targets of each scale: every dialogue (and every turn of the sender) of a subtask's scale,
     the labelled turns (or dialogues) of another scale; the table's rows are the corpus's dialogues in order
-    (ids may repeat: STC-3's translations share theirs).
+    (ids may repeat: STC-3's translations share theirs). ``balance``: each scale's distributions with the
+    mean of each annotator pool made the scale's (:func:`dialeval.models.pools.balance_pools`; ``votes`` and
+    ``panel`` stay as labelled).
 
     Raises
     ------
@@ -181,7 +185,10 @@ def scale_targets(corpus: Corpus, table: TurnTable, scales: dict[str, TurnScale]
         elif not len(rows):
             raise DialevalError(f"no {'dialogue' if s.level == 'dialogue' else 'turn'} is labelled on scale "
                                 f"{name!r}; training needs labelled items", file=corpus.source)
-        out[name] = Targets(rows, gold[name].probs.astype(np.float64), gold[name].n_labels.astype(np.int64),
+        probs = gold[name].probs.astype(np.float64)
+        if balance:
+            probs = balance_pools(probs, annotator_pools([x.annotators for *_, x in items]))
+        out[name] = Targets(rows, probs, gold[name].n_labels.astype(np.int64),
                             panel_of(scale, [x for *_, x in items]))
     return out
 
