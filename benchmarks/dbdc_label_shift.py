@@ -14,8 +14,8 @@ prints the run's JSD and that of the run with each level's probability reweighte
 - by the EM prior adjustment of Saerens, Latinne and Decaestecker (2002, "Adjusting the outputs of a classifier
   to new a priori probabilities"): ``w = pi / dev mean`` with ``pi`` the fixed point of ``pi = mean over eval's
   turns of p'``. It reads eval's turns, not its labels (a transductive adaptation, which the target's rules, no
-  eval for training, would not allow anyway): what a label shift visible in the inputs would give;
-  With a model's soft predictions the iteration can run to a degenerate fixed point (a level's share 0);
+  eval for training, would not allow anyway): what a label shift visible in the inputs would give. With a
+  model's soft predictions the iteration can run to a degenerate fixed point (a level's share 0);
 - ``w = dev's mean / the chatbot's dev mean``, per chatbot: each chatbot's dev habit taken out of the run,
   from dev's labels alone (what ``pools=balance``, :mod:`dialeval.models.pools`, does in training: DBDC3 dev's
   two annotator pools each labelled two of the chatbots);
