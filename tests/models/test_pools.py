@@ -90,9 +90,17 @@ def test_balance_pools_says_what_shapes_are_allowed(bad):
         balance_pools(bad["probs"], bad["pools"])
 
 
-def test_tolerance_is_checked():
-    with pytest.raises(DialevalError, match="tol = -1 is not allowed"):
-        balance_pools(np.ones((2, 2)) / 2, np.array([0, 1]), tol=-1)
+@pytest.mark.parametrize("kwargs,match", [({"tol": -1}, "tol = -1 is not allowed"),
+                                          ({"max_iter": 0.5}, "max_iter = 0.5 is not allowed; allowed are integers")])
+def test_tolerance_and_iterations_are_checked(kwargs, match):
+    with pytest.raises(DialevalError, match=match):
+        balance_pools(np.ones((2, 2)) / 2, np.array([0, 1]), **kwargs)
+
+
+@pytest.mark.parametrize("row", [[0.0, 0.0], [1.5, -0.5], [np.nan, 1.0], [0.3, 0.3]])
+def test_rows_must_be_distributions(row):
+    with pytest.raises(DialevalError, match=r"row 1 of probs, .* is not allowed; allowed are distributions"):
+        balance_pools(np.array([[0.5, 0.5], row]), np.array([0, 1]))
 
 
 def _two_pool_corpus() -> Corpus:
