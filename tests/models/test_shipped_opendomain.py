@@ -21,8 +21,10 @@ def test_open_domain_model_is_a_documented_breakdown_model():
     model = load_model(OPEN_DOMAIN)
     assert isinstance(model, Neural) and list(model.scales) == ["breakdown"]
     assert model.scales["breakdown"].levels == ("O", "T", "X")
+    assert model.params["pools"] == "balance"  # DBDC3 dev's two annotator pools balanced (its model card)
     text = (shipped_folder(OPEN_DOMAIN) / "MODEL_CARD.md").read_text(encoding="utf-8")
-    for must in ("dialeval train", "--seed 0", "DBDC3", "ConTurE", "DSTC9", "Intended use", "Licence"):
+    for must in ("dialeval train", "--seed 0", "--param pools=balance", "DBDC3", "ConTurE", "DSTC9", "Intended use",
+                 "Licence"):
         assert must in text, must
 
 
