@@ -43,6 +43,7 @@ import numpy as np
 import dialeval
 from bench_opendomain import shipped_params  # this folder: the script's own
 from dialeval.distributions import gold_distributions
+from dialeval.io.values import normalise
 from dialeval.measures.nominal import jsd
 
 HERE = Path(__file__).resolve().parent
@@ -120,8 +121,7 @@ def out_of_fold(data: Path, group: Callable[[str], str], what: str) -> None:
 
 def reweighted(P: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Each row of ``P`` times ``w`` (one weight per level, or one row of weights per row), renormalised."""
-    R = P * w
-    return R / R.sum(axis=1, keepdims=True)
+    return normalise(P * w)
 
 
 def em_prior(P: np.ndarray, prior: np.ndarray, iterations: int = 1000, tol: float = 1e-12) -> np.ndarray:

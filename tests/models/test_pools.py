@@ -3,6 +3,7 @@ distributions (closed forms), and the parameter through every model kind."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import numpy as np
@@ -97,9 +98,12 @@ def test_tolerance_and_iterations_are_checked(kwargs, match):
         balance_pools(np.ones((2, 2)) / 2, np.array([0, 1]), **kwargs)
 
 
-@pytest.mark.parametrize("row", [[0.0, 0.0], [1.5, -0.5], [np.nan, 1.0], [0.3, 0.3]])
-def test_rows_must_be_distributions(row):
-    with pytest.raises(DialevalError, match=r"row 1 of probs, .* is not allowed; allowed are distributions"):
+@pytest.mark.parametrize("row,why", [([0.0, 0.0], "all-zero distribution; at least one bin must be positive"),
+                                     ([1.5, -0.5], "value -0.5 is not allowed; allowed are finite numbers >= 0"),
+                                     ([np.nan, 1.0], "value nan is not allowed; allowed are finite numbers >= 0"),
+                                     ([0.3, 0.3], "sums to 0.6; allowed are distributions summing to 1")])
+def test_rows_must_be_distributions(row, why):
+    with pytest.raises(DialevalError, match=r"row 1 of probs, \[.*\][,:] " + re.escape(why)):
         balance_pools(np.array([[0.5, 0.5], row]), np.array([0, 1]))
 
 

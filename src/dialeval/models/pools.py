@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dialeval.errors import DialevalError, describe
+from dialeval.io.values import first_bad_row, normalise
 
 POOLS = ("keep", "balance")
 """The choices of the ``pools`` parameter every model kind takes: ``keep`` the training distributions as the
@@ -75,11 +76,10 @@ def balance_pools(probs: np.ndarray, pools: np.ndarray, *, tol: float = 1e-12, m
     ``p'_i(y) = w_g(y) p_i(y) / sum_z w_g(z) p_i(z)``, with the weights ``w_g`` that make the pool's mean
     ``mean_{i in g} p'_i`` equal the corpus's mean ``m = mean_i p_i`` (found by the fixed-point iteration
     ``w_g <- w_g * m / mean_{i in g} p'_i`` from ``w_g = 1``). When every pool reaches it, the corpus's mean is
-    kept; within a pool the
-    items keep their order on every level (a weight is the same for all of a pool's items). A level a pool
-    never used stays empty in that pool (no weight can give it mass); its other levels then take
-    ``m``'s shares among them. Where no weights reach the mean (an item with all its mass on levels the rest of
-    its pool barely uses), the iteration stops after ``max_iter`` steps, as close as it came.
+    kept; within a pool the items keep their order on every level (a weight is the same for all of a pool's
+    items). A level a pool never used stays empty in that pool (no weight can give it mass); its other levels
+    then take ``m``'s shares among them. Where no weights reach the mean (an item with all its mass on levels
+    the rest of its pool barely uses), the iteration stops after ``max_iter`` steps, as close as it came.
 
     Parameters
     ----------
@@ -113,11 +113,13 @@ def balance_pools(probs: np.ndarray, pools: np.ndarray, *, tol: float = 1e-12, m
     if probs.ndim != 2 or pools.shape != (len(probs),):
         raise DialevalError(f"balance_pools: probs of shape {probs.shape} and pools of shape {pools.shape} are "
                             "not allowed; allowed are probs (n_items, n_levels) and pools (n_items,)")
-    bad = np.flatnonzero(~np.isfinite(probs).all(axis=1) | (probs < 0).any(axis=1)
-                         | ~np.isclose(probs.sum(axis=1), 1.0, rtol=0, atol=1e-6))
-    if len(bad):
-        raise DialevalError(f"balance_pools: row {bad[0]} of probs, {probs[bad[0]].tolist()}, is not allowed; "
-                            "allowed are distributions (finite, non-negative, summing to 1)")
+    bad = first_bad_row(probs)  # the project's one rule for a row of bin values
+    if bad is not None:
+        raise DialevalError(f"balance_pools: row {bad[0]} of probs, {probs[bad[0]].tolist()}: {bad[2]}")
+    off = np.flatnonzero(~np.isclose(probs.sum(axis=1), 1.0, rtol=0, atol=1e-6))
+    if len(off):
+        raise DialevalError(f"balance_pools: row {off[0]} of probs, {probs[off[0]].tolist()}, sums to "
+                            f"{float(probs[off[0]].sum())!r}; allowed are distributions summing to 1")
     if isinstance(tol, bool) or not isinstance(tol, int | float) or not tol > 0:
         raise DialevalError(f"balance_pools: tol = {describe(tol)} is not allowed; allowed are numbers > 0")
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
@@ -135,8 +137,7 @@ def balance_pools(probs: np.ndarray, pools: np.ndarray, *, tol: float = 1e-12, m
         target /= target.sum()  # > 0: the pool's own items are in m
         w = np.ones(P.shape[1])
         for _ in range(max_iter):
-            R = P * w
-            R /= R.sum(axis=1, keepdims=True)
+            R = normalise(P * w)
             mean = R.mean(axis=0)
             if np.abs(mean - target).max() <= tol:
                 break
