@@ -56,8 +56,10 @@ def shipped_params() -> dict:
 
 
 PARAMS = {"linear": {"C": 0.1}, "linear_balanced": {"C": 0.1, "pools": "balance"}, "neural": shipped_params()}
-"""Chosen on DBDC3 dev (leave-one-chatbot-out CV: CIC, IRIS, TickTock, YI); the neural kind's: the shipped model's.
-``linear_balanced`` is the kind ``linear``."""
+"""Chosen on DBDC3 dev (leave-one-chatbot-out CV: CIC, IRIS, TickTock, YI); the neural kind's: the shipped model's."""
+
+KIND = {"linear_balanced": "linear"}
+"""The model kind of each row whose name is not a kind's."""
 
 
 class BagOfWords:
@@ -196,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         elif name == "neural" and args.neural_model is not None:
             models[name] = Estimator.load(args.neural_model)
         else:
-            models[name] = train(dev, kind=name.split("_")[0], params=PARAMS.get(name), progress=False)
+            models[name] = train(dev, kind=KIND.get(name, name), params=PARAMS.get(name), progress=False)
         seconds[name] = round(time.perf_counter() - t0, 1)
         print(f"trained {name} in {seconds[name]} s", file=sys.stderr, flush=True)
     result: dict = {"train_seconds": seconds, "dbdc3_eval": {}, "conture": {}, "dstc9": {}}

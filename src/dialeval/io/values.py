@@ -78,6 +78,22 @@ def first_bad_row(arr: np.ndarray) -> tuple[int, int | None, str] | None:
     return j, None, sum_problem(arr[j]) or ALL_ZERO
 
 
+SUM_TOLERANCE = 1e-6
+"""How far from 1 the sum of an already normalised distribution may be (:func:`first_row_off_one`)."""
+
+
+def first_row_off_one(arr: np.ndarray, atol: float = SUM_TOLERANCE) -> int | None:
+    """The first row of a 2-D array whose sum is not within ``atol`` of 1 (NaN included), or None: the rule for
+    distributions that must come normalised (a model's training targets and predictions), checked after
+    :func:`first_bad_row`.
+
+    >>> first_row_off_one(np.array([[0.5, 0.5], [0.3, 0.3]])), first_row_off_one(np.array([[1.0, 1e-7]]))
+    (1, None)
+    """
+    off = np.flatnonzero(~(np.abs(arr.sum(axis=1) - 1.0) <= atol))
+    return int(off[0]) if len(off) else None
+
+
 def normalise(arr: np.ndarray) -> np.ndarray:
     """Rows divided by their sums (rows checked with :func:`first_bad_row` first: the result is finite)."""
     return arr / arr.sum(axis=-1, keepdims=True)

@@ -18,6 +18,7 @@ import numpy as np
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS, SENDERS
+from dialeval.io.values import first_row_off_one
 from dialeval.tasks import subtask_measures, tasks_for
 
 SUBTASKS: tuple[str, ...] = tuple(subtask_measures())
@@ -193,7 +194,7 @@ class Predicted:
             if a is None or np.shape(a) != shape:
                 raise DialevalError(f"prediction {name} has shape {None if a is None else np.shape(a)}; "
                                     f"expected {shape}")
-            if not np.all(np.isfinite(a)) or np.any(a < 0) or np.any(np.abs(a.sum(axis=1) - 1) > 1e-6):
+            if not np.all(np.isfinite(a)) or np.any(a < 0) or first_row_off_one(np.asarray(a)) is not None:
                 raise DialevalError(f"prediction {name} holds rows that are not distributions")
         return self
 

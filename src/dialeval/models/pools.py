@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dialeval.errors import DialevalError, describe
-from dialeval.io.values import first_bad_row, normalise
+from dialeval.io.values import first_bad_row, first_row_off_one, normalise
 
 POOLS = ("keep", "balance")
 """The choices of the ``pools`` parameter every model kind takes: ``keep`` the training distributions as the
@@ -116,10 +116,10 @@ def balance_pools(probs: np.ndarray, pools: np.ndarray, *, tol: float = 1e-12, m
     bad = first_bad_row(probs)  # the project's one rule for a row of bin values
     if bad is not None:
         raise DialevalError(f"balance_pools: row {bad[0]} of probs, {probs[bad[0]].tolist()}: {bad[2]}")
-    off = np.flatnonzero(~np.isclose(probs.sum(axis=1), 1.0, rtol=0, atol=1e-6))
-    if len(off):
-        raise DialevalError(f"balance_pools: row {off[0]} of probs, {probs[off[0]].tolist()}, sums to "
-                            f"{float(probs[off[0]].sum())!r}; allowed are distributions summing to 1")
+    off = first_row_off_one(probs)
+    if off is not None:
+        raise DialevalError(f"balance_pools: row {off} of probs, {probs[off].tolist()}, sums to "
+                            f"{float(probs[off].sum())!r}; allowed are distributions summing to 1")
     if isinstance(tol, bool) or not isinstance(tol, int | float) or not tol > 0:
         raise DialevalError(f"balance_pools: tol = {describe(tol)} is not allowed; allowed are numbers > 0")
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
