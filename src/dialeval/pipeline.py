@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -145,6 +146,31 @@ def predict_shard(src: str | os.PathLike, out_dir: str | os.PathLike, name: str,
             "in_training": seen, "in_training_examples": seen_ids}
 
 
+def refuse_other_corpora(paths: Iterable[Path]) -> None:
+    """An error for an input that is another format's corpus (a ConTurE ``data.json``, a DBDC folder), which
+    streaming would read as STC-3 dialogues and reject one by one, or find no shard in; what detection cannot
+    tell (a folder of STC-3 shards, JSON Lines, a damaged array) is left to the streaming reader.
+
+    Raises
+    ------
+    DialevalError
+        Naming the file, the format it holds and the command that predicts it.
+    """
+    from dialeval.io.detect import detect
+    from dialeval.io.formats import get
+
+    for f in paths:
+        try:
+            found = detect(f)
+        except DialevalError:
+            continue
+        if found != "stc3":
+            what = "folder" if f.is_dir() else "file"
+            raise DialevalError(f"is a {get(found).corpus} {what}, not STC-3 dialogues, and several inputs, a "
+                                "folder --out or --scheduler stream STC-3 shards only: predict it alone, in this "
+                                f"process, e.g. `dialeval predict {shlex.quote(str(f))} --out run.json`", file=str(f))
+
+
 class Plan:
     """The shards of one ``predict_many`` call: which are done (manifest checksums match) and which to do."""
 
@@ -154,7 +180,10 @@ class Plan:
         from dialeval.models.data import check_subtasks
 
         self.subtasks = check_subtasks(subtask)
-        self.files = expand_inputs([inputs] if isinstance(inputs, str | os.PathLike) else inputs)
+        given = [inputs] if isinstance(inputs, str | os.PathLike) else list(inputs)
+        refuse_other_corpora(Path(p) for p in given if isinstance(p, str | os.PathLike) and Path(p).is_dir())
+        self.files = expand_inputs(given)
+        refuse_other_corpora(f for f in self.files if f.suffix.lower() == ".json")
         self.names = output_names(self.files)
         self.out = Path(out)
         if self.out.exists() and not self.out.is_dir():

@@ -73,7 +73,8 @@ def test_dstc9_counts(shared_data):
 
 @pytest.mark.parametrize("parts,fmt", [(("stc3", "train_data_en.json"), "stc3"), (("dbdc3", "en"), "dbdc"),
                                        (("dbdc3", "en", "eval", "TKTK_50", "tt_001.log.json"), "dbdc"),
-                                       (("conture", "data.json"), "conture"), (("dstc9",), "dstc9"),
+                                       (("conture", "data.json"), "conture"), (("conture",), "conture"),
+                                       (("dstc9",), "dstc9"),
                                        (("dstc9", "chatbot11.json"), "dstc9")])
 def test_detect_real_data(shared_data, parts, fmt):
     assert detect(shared_data(*parts)) == fmt
@@ -144,6 +145,32 @@ def test_conture_and_dstc9_errors(tmp_path):
     q.write_text(json.dumps([{"context": "Bot: a\n"}]))
     with pytest.raises(DialevalError, match="line 1 of the context starts with neither 'User:' nor 'System:'"):
         read_corpus(q)
+
+
+def test_conture_as_published_a_folder_holding_data_json(tmp_path):
+    folder = tmp_path / "conture"
+    folder.mkdir()
+    (folder / "DATALICENSE").write_text("CC BY 4.0")
+    data = folder / "data.json"
+    data.write_text(json.dumps([{"dialog_id": 3, "turns": [{"user": "U: a", "chatbot": "C: b",
+                                                              "overall impression": 1}]}]))
+    assert detect(folder) == "conture"
+    c = read_corpus(folder)
+    assert c.source == str(data) and c.ids() == ["3"]
+    (folder / "more.json").write_text("[]")   # two JSON files: the folder no longer stands for one
+    with pytest.raises(DialevalError) as e:
+        detect(folder)
+    assert "not conture: is a folder; ConTurE is one JSON file, or a folder holding no other *.json file" \
+        in str(e.value)
+    with pytest.raises(DialevalError) as e:
+        read_corpus(folder, format="conture")
+    assert str(e.value) == (f"{folder}: is a folder, and ConTurE is one JSON file: give data.json, or a folder "
+                            "holding it and no other *.json file")
+    (folder / "more.json").unlink()
+    data.write_text(json.dumps({"dialog_id": 3}))
+    with pytest.raises(DialevalError) as e:
+        detect(folder)
+    assert "not conture: the folder's one JSON file data.json: not a JSON array" in str(e.value)
 
 
 def test_unknown_format_and_option(tmp_path, shared_data):

@@ -96,6 +96,16 @@ def test_cli_predict_folder_and_errors(shards, tmp_path, monkeypatch, capsys):
     (tmp_path / "o" / "a.jsonl").unlink()    # predicted again, to the same bytes: not "already done"
     assert run(["predict", str(shards[0].parent / "*.jsonl*"), "--out", str(tmp_path / "o")]) == 0
     assert "wrote 1 shard(s) to" in (e := capsys.readouterr().err) and "(1 already done, skipped)" in e
+    conture = tmp_path / "conture"   # another corpus among the shards: refused whole, not rejected one by one
+    conture.mkdir()
+    (conture / "data.json").write_text(json.dumps([{"dialog_id": 1, "turns": [{"user": "a", "chatbot": "b"}]}]))
+    for bad, what in ((conture / "data.json", "file"), (conture, "folder")):
+        assert run(["predict", str(bad), str(shards[0]), "--out", str(tmp_path / "o4")]) == 2
+        assert capsys.readouterr().err == (
+            f"error: {bad}: is a ConTurE {what}, not STC-3 dialogues, and several inputs, a folder --out or "
+            "--scheduler stream STC-3 shards only: predict it alone, in this process, e.g. `dialeval predict "
+            f"{bad} --out run.json`\n")
+    assert not (tmp_path / "o4").exists()
     assert run(["predict", str(shards[0]), "--out", str(tmp_path / "o2"), "--workers", "2"]) == 2
     assert "--workers 2 needs --scheduler local" in capsys.readouterr().err
     assert run(["predict", str(shards[0]), "--out", str(tmp_path / "o3"), "--scheduler", "udp://x"]) == 2

@@ -24,6 +24,14 @@ def as_path(source: object, what: str) -> Path:
     return path
 
 
+def only_json_file(folder: Path) -> Path | None:
+    """The one ``*.json`` file of ``folder`` (its sub-folders included, hidden files left out), or None when it
+    holds none or several: a corpus published as one JSON file beside its licence and read-me (ConTurE's
+    ``data.json``) is read from its folder as from the file."""
+    found = [p for p in folder.rglob("*.json") if p.is_file() and not p.name.startswith(".")]
+    return found[0] if len(found) == 1 else None
+
+
 def read_bounded(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
     """The bytes of ``path``, refusing files larger than ``max_bytes`` before reading them."""
     if path.is_dir():

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
 from dialeval.errors import DialevalError, describe
-from dialeval.io._files import MAX_BYTES, as_path, load_json_document, require_dict, require_str
+from dialeval.io._files import MAX_BYTES, as_path, load_json_document, only_json_file, require_dict, require_str
 from dialeval.io.dstc9 import DIMENSIONS, dimension_scales, rating_label
 
 TURN_SCALE = "overall impression"
@@ -43,7 +43,8 @@ def _strip(text: str, key: str) -> str:
 
 
 def read_conture(source: str | Path, *, max_bytes: int = MAX_BYTES) -> Corpus:
-    """Read the ConTurE ``data.json`` into a Corpus.
+    """Read the ConTurE ``data.json`` into a Corpus: the file, or its folder as published (no other ``*.json``
+    file in it).
 
     Returns
     -------
@@ -71,6 +72,12 @@ def read_conture(source: str | Path, *, max_bytes: int = MAX_BYTES) -> Corpus:
     ['3', None]
     """
     path = as_path(source, "ConTurE data")
+    if path.is_dir():
+        inner = only_json_file(path)
+        if inner is None:
+            raise DialevalError("is a folder, and ConTurE is one JSON file: give data.json, or a folder holding "
+                                "it and no other *.json file", file=str(path))
+        path = inner
     file = str(path)
     data = load_json_document(path, max_bytes)
     if not isinstance(data, list):

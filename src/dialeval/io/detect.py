@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialeval.errors import DialevalError
+from dialeval.io._files import only_json_file
 from dialeval.io.formats import FORMATS
 from dialeval.io.text import utf8_bytes
 
@@ -88,8 +89,12 @@ def _stc3(pr: Probe) -> str | None:
 
 
 def _conture(pr: Probe) -> str | None:
-    if (r := _needs_file(pr, "ConTurE is one JSON file")) is not None:
-        return r
+    if pr.is_dir:  # as published: data.json beside its licence
+        inner = only_json_file(pr.path)
+        if inner is None:
+            return "is a folder; ConTurE is one JSON file, or a folder holding no other *.json file"
+        r = _conture(probe(inner))
+        return None if r is None else f"the folder's one JSON file {inner.name}: {r}"
     if pr.top != "[":
         return "not a JSON array"
     if {"dialog_id", "turns"} <= _keys(pr) or (pr.first is None and '"dialog_id"' in pr.head):
