@@ -19,10 +19,13 @@ import numpy as np
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.io._files import as_path, load_json_document, read_bounded
-from dialeval.io.atomic import atomic_path
+from dialeval.io.atomic import atomic_path, output_format
 from dialeval.io.text import csv_rows
 from dialeval.progress import track
 from dialeval.stats import correlate
+
+CORRELATION_PLOT_FORMATS = ("png", "svg", "pdf")
+"""The formats :func:`plot_correlations` draws, by the suffix of its path."""
 
 AGGREGATES = {"mean": np.mean, "median": np.median, "min": np.min, "max": np.max}
 """How per-turn scores become one per dialogue."""
@@ -241,7 +244,9 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
 
 
 def plot_correlations(table: CorrelationTable, path: str | Path, *, title: str = "") -> None:
-    """A bar chart of the coefficients with their intervals, one group per dimension (PNG, SVG or PDF)."""
+    """A bar chart of the coefficients with their intervals, one group per dimension (PNG, SVG or PDF, by the
+    suffix of ``path``: :data:`CORRELATION_PLOT_FORMATS`)."""
+    fmt = output_format(path, CORRELATION_PLOT_FORMATS)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -271,5 +276,5 @@ def plot_correlations(table: CorrelationTable, path: str | Path, *, title: str =
                  f"{s['ci_method']}, B = {s['B']}, seed {s['seed']}", fontsize="small")
     fig.tight_layout()
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120)
+        fig.savefig(tmp, format=fmt, dpi=120)
     plt.close(fig)

@@ -146,6 +146,10 @@ def predict_shard(src: str | os.PathLike, out_dir: str | os.PathLike, name: str,
             "in_training": seen, "in_training_examples": seen_ids}
 
 
+STREAMED_ONLY = (".jsonl", ".ndjson", ".gz")
+"""Shards only the streaming reader reads (JSON Lines, gzip): no other corpus format comes as these."""
+
+
 def refuse_other_corpora(paths: Iterable[Path]) -> None:
     """An error for an input that is another format's corpus (a ConTurE ``data.json``, a DBDC folder), which
     streaming would read as STC-3 dialogues and reject one by one, or find no shard in; what detection cannot
@@ -183,7 +187,7 @@ class Plan:
         given = [inputs] if isinstance(inputs, str | os.PathLike) else list(inputs)
         refuse_other_corpora(Path(p) for p in given if isinstance(p, str | os.PathLike) and Path(p).is_dir())
         self.files = expand_inputs(given)
-        refuse_other_corpora(f for f in self.files if f.suffix.lower() == ".json")
+        refuse_other_corpora(f for f in self.files if not f.name.lower().endswith(STREAMED_ONLY))
         self.names = output_names(self.files)
         self.out = Path(out)
         if self.out.exists() and not self.out.is_dir():

@@ -28,11 +28,14 @@ import numpy as np
 import orjson
 
 from dialeval.errors import DialevalError, describe
-from dialeval.io.atomic import atomic_path
+from dialeval.io.atomic import atomic_path, output_format
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
 from dialeval.io.stream import iter_lines, open_binary
+from dialeval.io.values import first_bad_row, normalise, value_problem
 
 DAY_FIELDS = ("day", "date", "time", "timestamp")
+SUMMARY_PLOT_FORMATS = ("png", "svg")
+"""The formats :func:`plot_summary` draws, by the suffix of its path."""
 """Metadata fields a dialogue's day is read from, first present wins (ISO text: its first 10 characters;
 a number: seconds since the epoch, UTC)."""
 NONE_GROUP = "(none)"
@@ -152,6 +155,10 @@ def summarize(pred: str | os.PathLike, *, by: str = "system", threshold: float =
                     raise DialevalError(f"line {line}: not valid JSON ({e})", file=str(file)) from None
                 state.add(_check(rec, file, line), file, line)
     state.flush()
+    if by not in ("system", "day") and state.groups and by not in state.fields:
+        raise DialevalError(f"--by {describe(by)}: no dialogue has this metadata field; allowed are system, day"
+                            + (" or a field the dialogues have: " + ", ".join(sorted(state.fields))
+                               if state.fields else " (the dialogues have no metadata)"), file=str(pred))
     return _result(by, threshold, state.groups, state.days, state.heap, state.has_quality)
 
 
@@ -167,6 +174,7 @@ class _State:
         self.days: dict[tuple[str, str], list[float]] = {}  # (group, day) -> [n, sum of E[S], low count]
         self.heap: list = []  # the `worst` largest (-E[S], reversed id, group, file)
         self.has_quality = False
+        self.fields: set[str] = set()  # the metadata fields met, for an error naming them
         self._reset()
 
     def _reset(self) -> None:
@@ -178,11 +186,15 @@ class _State:
         self.q_rows: list[int] = []
         self.cust: list[float] = []  # 4 values per customer turn
         self.cust_g: list[int] = []
+        self.cust_d: list[int] = []  # the turn's dialogue row
         self.help: list[float] = []  # 3 values per helpdesk turn
         self.help_g: list[int] = []
+        self.help_d: list[int] = []
 
     def add(self, rec: dict, file: Path, line: int) -> None:
         meta = rec.get("meta") or {}
+        if meta:
+            self.fields.update(meta)
         g = group_of(meta, self.by)
         gi = self.pos.get(g)
         if gi is None:
@@ -212,12 +224,19 @@ class _State:
                                     file=str(file), dialogue=rec["id"]) from None
             self.q_rows.append(row)
         for turn in rec.get("nugget") or ():
-            if "CNUG0" in turn:
-                self.cust.extend(_CUST_VALUES(turn))
-                self.cust_g.append(gi)
-            else:
-                self.help.extend(_HELP_VALUES(turn))
-                self.help_g.append(gi)
+            try:
+                if "CNUG0" in turn:
+                    self.cust.extend(_CUST_VALUES(turn))
+                    self.cust_g.append(gi)
+                    self.cust_d.append(row)
+                else:
+                    self.help.extend(_HELP_VALUES(turn))
+                    self.help_g.append(gi)
+                    self.help_d.append(row)
+            except (KeyError, TypeError):
+                raise DialevalError(f"line {line}: a nugget entry is not a distribution over "
+                                    f"{', '.join(_CUST)} or {', '.join(_HELP)}: {describe(turn)}",
+                                    file=str(file), dialogue=rec["id"]) from None
         if row + 1 >= _BLOCK:
             self.flush()
 
@@ -231,7 +250,10 @@ class _State:
             acc.n += c
         if self.q:
             self.has_quality = True
-            q = np.asarray(self.q, dtype=float).reshape(-1, len(QUALITY_KEYS), len(QUALITY_LEVELS))
+            owners = [r for r in self.q_rows for _ in QUALITY_KEYS]
+            fields = [f"quality.{k}" for _ in self.q_rows for k in QUALITY_KEYS]
+            q = self._distributions(self.q, QUALITY_LEVELS, owners, fields).reshape(
+                -1, len(QUALITY_KEYS), len(QUALITY_LEVELS))
             rows = np.asarray(self.q_rows)
             gq = gidx[rows]
             sums = np.zeros((len(accs), *q.shape[1:]))
@@ -268,10 +290,10 @@ class _State:
                         heapq.heappush(self.heap, item)
                     elif item > self.heap[0]:
                         heapq.heapreplace(self.heap, item)
-        for rows_, g_, attr in ((self.cust, self.cust_g, "cust"), (self.help, self.help_g, "help")):
+        for rows_, g_, d_, attr in ((self.cust, self.cust_g, self.cust_d, "cust"),
+                                    (self.help, self.help_g, self.help_d, "help")):
             if rows_:
-                width = len(_CUST) if attr == "cust" else len(_HELP)
-                a = np.asarray(rows_, dtype=float).reshape(-1, width)
+                a = self._distributions(rows_, _CUST if attr == "cust" else _HELP, d_, ["nugget"] * len(d_))
                 sums = np.zeros((len(accs), a.shape[1]))
                 np.add.at(sums, np.asarray(g_), a)
                 n = np.bincount(np.asarray(g_), minlength=len(accs))
@@ -279,6 +301,25 @@ class _State:
                     setattr(acc, attr, getattr(acc, attr) + sums[i])
                     setattr(acc, f"n_{attr}", getattr(acc, f"n_{attr}") + int(n[i]))
         self._reset()
+
+
+    def _distributions(self, values: list, bins: tuple[str, ...], owners: list[int], fields: list[str]) -> np.ndarray:
+        """``values`` as rows over ``bins``, each checked by the readers' rule for distributions and normalised
+        (as ``dialeval evaluate`` reads a run); row ``i`` is of dialogue row ``owners[i]``, at ``fields[i]``,
+        named in the error with the bin."""
+        def fail(i: int, b: int | None, why: str) -> DialevalError:
+            r = owners[i]
+            return DialevalError(why, file=self.files[r], dialogue=self.ids[r],
+                                 field=fields[i] + (f".{bins[b]}" if b is not None else ""))
+
+        try:
+            a = np.asarray(values, dtype=float).reshape(-1, len(bins))
+        except (TypeError, ValueError):   # a value that is not a number: found the slow way
+            i = next(i for i, v in enumerate(values) if value_problem(v) is not None)
+            raise fail(i // len(bins), i % len(bins), value_problem(values[i]) or "") from None
+        if (bad := first_bad_row(a)) is not None:
+            raise fail(*bad)
+        return normalise(a)
 
 
 class _Rev:
@@ -340,10 +381,7 @@ def plot_summary(summary: dict, path: str | os.PathLike) -> Path:
     from matplotlib.figure import Figure
 
     path = Path(path)
-    fmt = path.suffix.lower().lstrip(".")
-    if fmt not in ("png", "svg"):
-        raise DialevalError(f"plot format {describe(path.suffix)} is not allowed; allowed are .png, .svg",
-                            file=str(path))
+    fmt = output_format(path, SUMMARY_PLOT_FORMATS)
     series = summary["series"]
     if not series:
         raise DialevalError("no dialogue has a day to plot over time; the input's metadata needs one of "

@@ -99,7 +99,7 @@ def test_name_policies(tmp_path):
     p = write(tmp_path, T1 + turn2(utterance="thanks ann, I am iris"))
     assert error_of(p) == (f"{p}: dialogue IRIS00001: turn 2.utterance: the utterance contains the SYSTEM name 'iris' "
                            "declared in <system_name>; WOCHAT utterances must read SYSTEM_NAME instead "
-                           "(names='replace' replaces it)")
+                           "(names='replace', --wochat-names replace on the command line, replaces it)")
     c = read_wochat(p, names="replace")
     assert c.dialogues[0].turns[1].utterances == ["thanks USER_NAME, I am SYSTEM_NAME"]
     assert len(c.meta["notices"]) == 2

@@ -115,7 +115,7 @@ def test_same_folds_for_every_kind_and_deterministic(en60):
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"kind": "nope"}, "model kind 'nope' is not known"),
     ({"kind": "prior", "folds": 1}, "folds = 1 is not allowed; allowed are integers >= 2"),
-    ({"kind": "prior", "folds": 100}, "empty; use fewer folds"),
+    ({"kind": "prior", "folds": 100}, r"fold\(s\) empty \(\d+, .*; use fewer folds"),
     ({"kind": "position", "params": {"min_turns": -1}}, "min_turns = -1 is not allowed"),
     ({"kind": "prior", "subtask": "all"}, "subtask 'all' is not allowed"),
 ])

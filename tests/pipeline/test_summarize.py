@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from dialeval.cli.main import run
+from dialeval.errors import DialevalError
 from dialeval.summarize import summarize
 
 
@@ -72,8 +73,26 @@ def test_by_day_field_and_threshold(pred):
     day1 = s["groups"][1]  # x1 and y1: E[S] -1.3 and 0
     assert day1["quality"]["S"]["expected"] == pytest.approx(-0.65) and day1["low_satisfaction"] == 0.5
     assert s["worst"] == []
-    other = summarize(pred, by="channel")
-    assert [(g["group"], g["dialogues"]) for g in other["groups"]] == [("(none)", 4)]
+    with pytest.raises(DialevalError) as e:   # a field no dialogue has (a typo?): named, with those they have
+        summarize(pred, by="chanel")
+    assert str(e.value) == (f"{pred}: --by 'chanel': no dialogue has this metadata field; allowed are system, day "
+                            "or a field the dialogues have: day, system")
+
+
+def test_values_follow_the_readers_rule(tmp_path):
+    """A negative or non-numeric value is an error naming the dialogue and field; values are normalised."""
+    folder = tmp_path / "pred"
+    folder.mkdir()
+    for value, why in ((-3, "value -3.0 is not allowed"), ("x", "value 'x' is not a number")):
+        bad = {**RECORDS[2], "quality": {**RECORDS[2]["quality"], "E": {**RECORDS[2]["quality"]["E"], "-1": value}}}
+        (folder / "one.jsonl").write_text(json.dumps(bad) + "\n")
+        with pytest.raises(DialevalError) as e:
+            summarize(folder)
+        assert str(e.value).startswith(f"one.jsonl: dialogue y2: quality.E.-1: {why}")
+    quality = RECORDS[2]["quality"]
+    scaled = {**RECORDS[2], "quality": {k: {lv: 10 * p for lv, p in d.items()} for k, d in quality.items()}}
+    (folder / "one.jsonl").write_text(json.dumps(scaled) + "\n")
+    assert summarize(folder)["groups"][0]["quality"]["S"]["mean"]["1"] == 0.5
 
 
 def test_cli_table_json_and_plot(pred, tmp_path, capsys):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
+from collections.abc import Iterable
 from enum import Enum
+from pathlib import Path
 
 from rich.console import Console
 
@@ -23,6 +26,35 @@ def warn_coverage(file: object, extra: list[str], missing: list[str], *, strict:
     if missing and not strict:
         warn(f"{file}: {len(missing)} gold dialogue(s) missing from the run were not scored (use --strict to score "
              f"them as {worst})")
+
+
+def outputs_apart(inputs: Iterable[object], outputs: dict[str, object]) -> None:
+    """An error, before any work, when an output names a file that is also one of the command's inputs, which
+    writing would destroy (``evaluate run.json gold.json --per-dialogue run.json``), or the same path as
+    another output (``predict --out y.json --scores y.json``). ``outputs``: how the user gave each
+    (``--per-dialogue``, ``DST``) -> its path, or None.
+
+    Raises
+    ------
+    DialevalError
+        Naming the output, its path and the input or output it would overwrite.
+    """
+    from dialeval.errors import DialevalError
+
+    given = [Path(os.fspath(i)) for i in inputs if isinstance(i, str | os.PathLike)]
+    seen: dict[Path, str] = {}
+    for name, value in outputs.items():
+        if not isinstance(value, str | os.PathLike):
+            continue
+        out_path = Path(value)
+        if (other := seen.setdefault(out_path.resolve(), name)) != name:
+            raise DialevalError(f"{name} {out_path} is also given as {other}; each output needs its own path")
+        if not out_path.is_file():
+            continue
+        for i in given:
+            if i.exists() and os.path.samefile(out_path, i):
+                raise DialevalError(f"{name} {out_path} is also an input of this command ({i}); writing it "
+                                    "would overwrite that input: give another path")
 
 
 def choice_enum(name: str, values: list[str] | tuple[str, ...]) -> type[Enum]:

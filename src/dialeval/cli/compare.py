@@ -9,7 +9,9 @@ from pathlib import Path
 import typer
 
 from dialeval.cli._common import choice_enum, err, warn
+from dialeval.cli.evaluate import check_not_swapped
 from dialeval.errors import DialevalError
+from dialeval.io.atomic import check_output_folder
 from dialeval.io.discpower import check_run_names, write_matrices
 from dialeval.measures.ordinal import VARIANTS
 from dialeval.report import (
@@ -39,7 +41,8 @@ def register(app: typer.Typer) -> None:
     @app.command("compare")
     def compare_cmd(
         runs: list[Path] = typer.Argument(..., help="Run files (JSON submissions) or folders of them (*.json)."),
-        gold: Path = typer.Option(..., "--gold", help="Annotated STC-3/DialEval dataset (JSON)."),
+        gold: Path = typer.Option(..., "--gold", help="Annotated corpus of any format dialeval reads "
+                          "(STC-3/DialEval, DBDC, WOCHAT, ConTurE, DSTC9)."),
         formats: list[Format] = typer.Option(["md"], "--format", "-f",  # type: ignore[valid-type]
                                              help="Report format; repeat for several (needs --out)."),
         out_dir: Path | None = typer.Option(None, "--out", help="Write the report files (and plots) here; "
@@ -79,6 +82,11 @@ def register(app: typer.Typer) -> None:
         B, key, alpha, level = check_settings(iterations, seed, alpha, level)
         check_columns(columns)
         files = run_files(runs, exclude=gold)
+        for folder, what in ((out_dir, "the report"), (matrix_out, "the Discpower files")):
+            if folder is not None:  # before the work: a wrong --out costs nothing
+                check_output_folder(folder, what)
+        for f in files:
+            check_not_swapped(f, gold, usage="dialeval compare RUN... --gold GOLD")
         if matrix_out is not None:
             check_run_names([f.stem for f in files])
         matrix = score_runs(files, str(gold), missing=_value(missing), nugget_alpha=nugget_alpha,

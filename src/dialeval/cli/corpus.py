@@ -9,7 +9,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, err, out, wrap
+from dialeval.cli._common import choice_enum, err, out, outputs_apart, wrap
 from dialeval.cli._corpus_io import (
     FROM_HELP,
     NAMES_HELP,
@@ -107,6 +107,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Convert a corpus to WOCHAT XML, STC-3 JSON or DBDC logs; the label mapping and anything dropped are
         printed."""
+        outputs_apart([src], {"DST": dst})
         corpus = load(src, from_, names)
         options: dict = {"drop_labels": drop_labels, "sender_map": parse_pairs(senders, "--senders")}
         if v(to) == "wochat":

@@ -9,13 +9,15 @@ import typer
 from rich import box
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, err, out, wrap
+from dialeval.cli._common import choice_enum, err, out, outputs_apart, warn, wrap
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json, tables
 from dialeval.cli._corpus_io import value as v
 from dialeval.errors import DialevalError
+from dialeval.io.atomic import output_format
 from dialeval.io.formats import corpus_title
 from dialeval.metaeval import (
     AGGREGATES,
+    CORRELATION_PLOT_FORMATS,
     DEFAULT_METHODS,
     LEVELS,
     correlate_with_humans,
@@ -35,6 +37,18 @@ Level = choice_enum("Level", LEVELS)
 class View(StrEnum):
     table = "table"
     json = "json"
+
+
+def _check_ids(auto: dict[str, float], corpus, scores: Path) -> None:
+    """An error when no id of ``--scores`` is a dialogue of the corpus; a warning naming those that are not."""
+    known = set(corpus.ids())
+    unknown = [i for i in auto if i not in known]
+    examples = ", ".join(unknown[:5]) + (f" (+{len(unknown) - 5} more)" if len(unknown) > 5 else "")
+    if unknown and len(unknown) == len(auto):
+        raise DialevalError(f"none of the {len(auto)} dialogue id(s) of the scores is in the corpus (the scores': "
+                            f"{examples}; the corpus's: {', '.join(corpus.ids()[:5])}, ...)", file=str(scores))
+    if unknown:
+        warn(f"{scores}: {len(unknown)} dialogue id(s) not in the corpus, left out: {examples}")
 
 
 def register(app: typer.Typer) -> None:
@@ -68,7 +82,15 @@ def register(app: typer.Typer) -> None:
         The automatic side is --scores, --turn-scale or --against; with none of them, the corpus's only
         turn-level scale with numeric levels is used (ConTurE's overall impression).
         """
+        outputs_apart([path, scores], {"--plot": plot})
+        if plot is not None:
+            output_format(plot, CORRELATION_PLOT_FORMATS)
         corpus = load(path, from_, names)
+        if not corpus.scales_at("dialogue"):
+            raise DialevalError("the corpus has no dialogue-level human ratings to correlate with (its scales: "
+                                + (", ".join(f"{s.name}, {s.level} level" for s in corpus.scales.values())
+                                   or "none") + "); correlate takes ConTurE, DSTC9 or another rated corpus",
+                                file=str(path))
         given = [x for x in (scores, turn_scale, against) if x is not None]
         if len(given) > 1:
             raise typer.BadParameter("give one of --scores, --turn-scale, --against")
@@ -76,6 +98,7 @@ def register(app: typer.Typer) -> None:
         if scores is not None:
             auto = load_scores(scores, aggregate=agg, delimiter=delimiter)
             label = f"scores of {scores.name} ({agg} over turns)"
+            _check_ids(auto, corpus, scores)
         elif against is not None:
             auto, label = dimension_means(corpus, [against])[against], f"{against} (mean over raters)"
         else:

@@ -10,8 +10,9 @@ import typer
 from rich.table import Table
 
 from dialeval.cli._breakdown import dbdc3_block, dbdc3_table
-from dialeval.cli._common import choice_enum, measure_legend, out, warn, warn_coverage, wrap
-from dialeval.cli._corpus_io import fmt_num, print_json, tables
+from dialeval.cli._common import choice_enum, measure_legend, out, outputs_apart, warn, warn_coverage, wrap
+from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json, tables
+from dialeval.cli._corpus_io import value as _value
 from dialeval.errors import DialevalError
 from dialeval.io.detect import detect, probe
 from dialeval.io.stream import is_streamed, read_records
@@ -83,7 +84,7 @@ def _format_of(path: Path) -> str | None:
         return None
 
 
-def check_not_swapped(submission: Path, gold: Path) -> None:
+def check_not_swapped(submission: Path, gold: Path, usage: str = "dialeval evaluate RUN GOLD") -> None:
     """Refuse ``evaluate GOLD RUN``: the first file holds annotated dialogues and the second no corpus at all.
 
     A gold-as-run check (``evaluate gold.json gold.json``) is not a swap: both files are corpora.
@@ -96,7 +97,7 @@ def check_not_swapped(submission: Path, gold: Path) -> None:
     if first in ("stc3", "dbdc") and not submission.is_dir() and '"annotations"' not in probe(submission).head:
         return  # dialogues without labels (a test set, a DBDC3 labels file): not a gold
     raise DialevalError(f"the arguments look swapped: {submission} holds annotated dialogues (a {first} gold) and "
-                        f"{gold} does not; the order is `dialeval evaluate RUN GOLD`")
+                        f"{gold} does not; the order is `{usage}`")
 
 
 def register(app: typer.Typer) -> None:
@@ -120,6 +121,8 @@ def register(app: typer.Typer) -> None:
         blocks: bool = typer.Option(False, "--blocks", help="Turn-level corpora: score utterance blocks."),
         dbdc_threshold: float = typer.Option(0.0, "--dbdc-threshold", help="DBDC gold: a gold label needs at "
                                              "least this share of annotators (DBDC3 eval.py's -t), in [0, 1]."),
+        from_: InFormat | None = typer.Option(None, "--from", help=FROM_HELP + " (of GOLD)"),  # type: ignore[valid-type]
+        names: NamePolicy = typer.Option("error", "--wochat-names", help=NAMES_HELP),  # type: ignore[valid-type]
     ) -> None:
         """Score SUBMISSION against GOLD: every task of the gold the run predicts.
 
@@ -127,11 +130,15 @@ def register(app: typer.Typer) -> None:
         scale's task (JSD, MSE, NMD, RSNOD; see `dialeval measures` and `dialeval.tasks`), plus DBDC3's
         official figures for the O/T/X breakdown scale.
         """
+        outputs_apart([submission, gold], {"--per-dialogue": per_dialogue})
+        if display != Display.raw and format != OutFormat.table:
+            raise DialevalError(f"--display {display.value} applies to --format table only (the JSON holds the raw "
+                                "means)")
         if is_streamed(gold):  # STC-3 gold as JSON Lines or gzip
             gold_source: object = read_records([gold])
         else:
             check_not_swapped(submission, gold)
-            gold_source = str(gold)
+            gold_source = str(gold) if from_ is None and _value(names) == "error" else load(gold, from_, names)
         g = load_gold(gold_source, blocks=blocks)
         run = g.read_run(_run_records(submission) if _is_prediction_output(submission) else str(submission))
         s = score_aligned(run, g, alpha=alpha, strict=strict, average=getattr(average, "value", average),

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import err
+from dialeval.cli._common import err, outputs_apart
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, load, print_json
 from dialeval.corpus import merge_blocks
 from dialeval.distributions import gold_distributions, gold_document
+from dialeval.errors import DialevalError
 from dialeval.io.jsonarray import dump_json
 
 
@@ -30,10 +31,15 @@ def register(app: typer.Typer) -> None:
 
         The output is also a valid run for `dialeval evaluate` (a perfect one: every measure 0).
         """
+        outputs_apart([path], {"--out": output})
         corpus = load(path, from_, names)
         if blocks:
             corpus = merge_blocks(corpus)
         dists = gold_distributions(corpus, list(scale) if scale else None, min_labels=min_labels)
+        if not any(len(d) for d in dists.values()):
+            if min_labels > 1 and gold_distributions(corpus, list(scale) if scale else None):
+                raise DialevalError(f"no item has --min-labels {min_labels} labels or more", file=str(path))
+            raise DialevalError("the corpus has no labels to build a gold from (is it a test file?)", file=str(path))
         doc = gold_document(corpus, dists)
         summary = ", ".join(f"{n}: {len(d)} {d.scale.level}-level item(s)" for n, d in dists.items()) or "no labels"
         if output is None:

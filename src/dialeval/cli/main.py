@@ -112,7 +112,7 @@ def run(argv: list[str] | None = None) -> int:
         if not message.strip() and type(e).__name__ == "NoArgsIsHelpError":
             return 0  # a bare `dialeval` (or command group): the help was printed, nothing went wrong
         return _fail(message)
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+    except OSError as e:   # a path that exists as the wrong kind, a full disk, a refused connection
         return _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))
     except KeyboardInterrupt:
         return _fail("interrupted")

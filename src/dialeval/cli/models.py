@@ -13,12 +13,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, err, out, warn
+from dialeval.cli._common import choice_enum, err, out, outputs_apart, warn
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load
 from dialeval.errors import DialevalError, describe
+from dialeval.io.atomic import check_output_file, output_format
 from dialeval.io.jsonarray import json_text
 from dialeval.measures import get as get_measure
-from dialeval.models import LANGUAGES
 from dialeval.models import kinds as _kinds  # noqa: F401  (fills the registry the choices come from)
 from dialeval.models.base import KINDS
 from dialeval.models.data import SUBTASK_CHOICES
@@ -238,9 +238,10 @@ def register(app: typer.Typer) -> None:
                                               "WOCHAT, ConTurE, DSTC9; annotations are ignored). With a folder "
                                               "--out: STC-3 JSON arrays or JSON Lines, gzip'ed or not; files, "
                                               "folders or glob patterns."),
-        out_path: Path = typer.Option(..., "--out", help="A name ending in .json: one run file of a single input. "
-                                      "With --to dbdc: a folder of DBDC3 *.labels.json. Otherwise a folder: one "
-                                      "JSONL shard per input shard plus manifest.json (resumable; STC-3)."),
+        out_path: Path = typer.Option(..., "--out", help="One run file: a name ending in .json, or any name for "
+                                      "one corpus other than STC-3. With --to dbdc: a folder of DBDC3 "
+                                      "*.labels.json. Otherwise a folder: one JSONL shard per input shard plus "
+                                      "manifest.json (resumable; STC-3)."),
         model: str | None = typer.Option(None, "--model", help="A model folder saved by `dialeval train`. "
                                          "Default: the shipped multilingual STC-3 model for STC-3 dialogues, "
                                          "the shipped English open-domain model (breakdown) for any other."),
@@ -265,9 +266,17 @@ def register(app: typer.Typer) -> None:
         With a folder --out (STC-3): streamed, shard by shard, in bounded memory; re-running resumes (finished
         shards are skipped); the output is byte-identical in-process and on a Dask cluster.
         """
-        if model in LANGUAGES and not Path(model).exists():
-            raise DialevalError(f"--model {model}: no such model folder; the shipped model serves "
-                                f"{' and '.join(LANGUAGES)} alike, so leave --model out to use it")
+        outputs_apart(dialogues, {"--out": out_path, "--scores": scores_out})
+        if scores_out is not None:
+            check_output_file(scores_out)
+            output_format(scores_out, ("json",), what="--scores")
+        if model is not None and not Path(model).exists():
+            hint = f" ({model!r} is a model kind: train it first with `dialeval train --model {model}`)" \
+                if model in KINDS else ""
+            raise DialevalError(f"--model {model}: no such model folder; give a folder saved by `dialeval train`, "
+                                "or leave --model out for the shipped default (STC-3 dialogues, Chinese or "
+                                "English: the multilingual model; any other corpus: the English open-domain one)"
+                                + hint)
         single = to == PredictTo.dbdc or scores_out is not None or (
             out_path.suffix.lower() == ".json" and not out_path.is_dir()) or (
             len(dialogues) == 1 and scheduler is None and workers is None and _turn_corpus(dialogues[0], from_))
@@ -277,6 +286,8 @@ def register(app: typer.Typer) -> None:
                                     f"input in this process (received {len(dialogues)} input(s)"
                                     + (", --scheduler/--workers" if scheduler or workers else "")
                                     + "); for several inputs or --scheduler give a folder --out")
+            if to != PredictTo.dbdc:
+                check_output_file(out_path)
             _predict_one(Path(dialogues[0]), out_path, model, _value(subtask), to, scores_out, from_, names)
             return
         if from_ is not None:
@@ -309,20 +320,26 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Random seed: same seed and data, same model."),
         param: list[str] | None = typer.Option(None, "--param", help="A hyper-parameter, key=value or "
                                                "kind.key=value (repeat)."),
+        from_: InFormat | None = typer.Option(None, "--from", help=FROM_HELP),  # type: ignore[valid-type]
+        names: NamePolicy = typer.Option("error", "--wochat-names", help=NAMES_HELP),  # type: ignore[valid-type]
     ) -> None:
         """Train a model of kind --model on DATA and save it to --out (load it with `dialeval predict --model`)."""
         from dialeval.models import train
 
-        model = train([str(d) for d in data], kind=_value(kind), subtask=_value(subtask), seed=seed,
-                      params=params_for(_value(kind), parse_params(param)))
+        params = params_for(_value(kind), parse_params(param))
+        model = train([load(d, from_, names) for d in data], kind=_value(kind), subtask=_value(subtask), seed=seed,
+                      params=params)
+        reading = [*(["--from", _value(from_)] if from_ is not None else []),
+                   *(["--wochat-names", _value(names)] if _value(names) != "error" else [])]
         model.info["command"] = shlex.join(["dialeval", "train", *map(str, data), "--out", str(out_dir), "--model",
                                              _value(kind), "--subtask", _value(subtask), "--seed", str(seed),
-                                             *[a for p in param or [] for a in ("--param", p)]])
+                                             *[a for p in param or [] for a in ("--param", p)], *reading])
         folder = model.save(out_dir)
         trained = model.info.get("trained_on", {})
-        what = ("scales " + ", ".join(model.scales)) if model.scales else "+".join(model.subtasks)
-        err.print(f"saved {model.kind} model ({what}, seed {seed}) trained on "
-                  f"{trained.get('dialogues', '?')} dialogues to {folder}", markup=False)
+        what = (f"scale{'s' * (len(model.scales) > 1)} " + ", ".join(model.scales)) if model.scales \
+            else "subtasks " + ", ".join(model.subtasks)
+        err.print(f"saved a {model.kind} model of {what} (seed {seed}), trained on "
+                  f"{trained.get('dialogues', '?')} dialogues, to {folder}", markup=False)
 
     @app.command("cv")
     def cv_cmd(
@@ -339,21 +356,24 @@ def register(app: typer.Typer) -> None:
                                              "predictions) and cv-<kind>-folds/fold-<f>.json here."),
         format: CVFormat = typer.Option(CVFormat.table, "--format", help="table, json or md (stdout)."),
         json_out: Path | None = typer.Option(None, "--json-out", help="Also write the results as JSON to this file."),
+        from_: InFormat | None = typer.Option(None, "--from", help=FROM_HELP),  # type: ignore[valid-type]
+        wochat_names: NamePolicy = typer.Option("error", "--wochat-names", help=NAMES_HELP),  # type: ignore[valid-type]
     ) -> None:
         """K-fold cross-validation of model kinds on DATA, scored per fold with the task's measures.
 
         Prints per kind: each fold's NMD and RSNOD (A, S, E), JSD and RNSS, their mean over folds and a 95%
         t-interval; with several kinds, a summary of the means.
         """
-        from dialeval.models import read_dialogues
         from dialeval.models.base import kind_class
         from dialeval.models.cv import cross_validate_many
+
+        outputs_apart(data, {"--json-out": json_out})
 
         params = parse_params(param)
         names = list(dict.fromkeys(_value(x) for x in kinds))
         for k in names:  # check every kind's settings before any work
             kind_class(k)(_value(subtask), seed, **params_for(k, params))
-        corpora = [read_dialogues(d) for d in data]
+        corpora = [load(d, from_, wochat_names) for d in data]
         by_file: list[list] = [[] for _ in data]  # by_file[i]: the results of every kind on data[i]
         for k in names:
             for i, r in enumerate(cross_validate_many(corpora, k, folds=folds, subtask=_value(subtask), seed=seed,

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from dialeval.cli._common import err, out, wrap
+from dialeval.cli._common import err, out, outputs_apart, wrap
 from dialeval.cli._corpus_io import print_json
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
 
@@ -68,8 +68,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Per group: dialogues, mean predicted A/S/E distributions and expected scores, the share of likely
         dissatisfied customers, nugget-type shares; the worst dialogues by expected S; a plot over time."""
-        from dialeval.summarize import plot_summary, summarize
+        from dialeval.io.atomic import output_format
+        from dialeval.summarize import SUMMARY_PLOT_FORMATS, plot_summary, summarize
 
+        outputs_apart([pred_dir], {"--plot": plot})
+        if plot is not None:
+            output_format(plot, SUMMARY_PLOT_FORMATS)
         s = summarize(pred_dir, by=by, threshold=threshold, worst=worst)
         if plot is not None:
             plot_summary(s, plot)

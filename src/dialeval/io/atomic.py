@@ -11,16 +11,45 @@ import math
 import os
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import numpy as np
+
+from dialeval.errors import DialevalError
+
+
+def check_output_file(path: str | os.PathLike) -> Path:
+    """``path`` as a :class:`~pathlib.Path` that a file can be written to: not a folder, and not under a file
+    (a missing folder is left to the writer's own error). Called before long work, so that a wrong name is
+    refused before the work, and by :func:`atomic_path`.
+
+    Raises
+    ------
+    DialevalError
+        ``path`` is an existing folder, or one of its parents is a file.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise DialevalError("is a folder; expected the name of a file to write", file=str(path))
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise DialevalError(f"cannot write here: {parent} is a file, not a folder", file=str(path))
+            break
+    return path
 
 
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """A temporary path beside ``path`` (same suffix, so tools that read it, like matplotlib, still work),
     renamed onto ``path`` when the block ends without error.
+
+    Raises
+    ------
+    DialevalError
+        ``path`` is a folder, or under a file; or the temporary file or the rename fails (a missing folder,
+        no permission, a full disk), named by ``path``, not by the temporary file.
 
     Examples
     --------
@@ -31,13 +60,82 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     >>> target.read_text(), sorted(p.name for p in target.parent.iterdir())
     ('done', ['out.txt'])
     """
-    path = Path(path)
+    path = check_output_file(path)
     tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
     try:
         yield tmp
         os.replace(tmp, path)
+    except OSError as e:   # the temporary file's name is ours, not the user's: the error names the target
+        if e.filename is None or os.fspath(e.filename) not in (str(tmp), str(path)):
+            raise
+        raise DialevalError(f"cannot write: {e.strerror}", file=str(path)) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+def check_output_folder(path: str | os.PathLike, what: str = "the output") -> Path:
+    """``path`` as a :class:`~pathlib.Path` a folder can be made at or written into, checked before the work
+    that writes there (nothing is created); ``what`` names what it is for in the error (``the report``).
+
+    Raises
+    ------
+    DialevalError
+        ``path``, or a parent of it, is a file.
+    """
+    folder = Path(path)
+    for p in (folder, *folder.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise DialevalError(f"is a file; expected a folder for {what}" if p == folder else
+                                    f"cannot write here: {p} is a file, not a folder", file=str(folder))
+            break
+    return folder
+
+
+def make_folder(path: str | os.PathLike, what: str = "the output") -> Path:
+    """Create the folder ``path`` (and its parents) if it is not there; ``what`` names what it is for in the
+    error (``the report``).
+
+    Raises
+    ------
+    DialevalError
+        ``path``, or a parent of it, is a file; or the folder cannot be created (no permission).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> make_folder(pathlib.Path(tempfile.mkdtemp()) / "a" / "b").is_dir()
+    True
+    """
+    folder = check_output_folder(path, what)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DialevalError(f"cannot create the folder for {what}: {e.strerror}", file=str(folder)) from None
+    return folder
+
+
+def output_format(path: str | os.PathLike, allowed: Sequence[str], what: str = "plot") -> str:
+    """The format ``path``'s suffix names (lower case, no dot), one of ``allowed``: checked before the work
+    that writes it, so that a wrong name costs nothing.
+
+    Raises
+    ------
+    DialevalError
+        A suffix not in ``allowed``, named with the allowed ones.
+
+    Examples
+    --------
+    >>> output_format("fig.SVG", ("png", "svg"))
+    'svg'
+    """
+    fmt = Path(path).suffix.lower().lstrip(".")
+    if fmt not in allowed:
+        received = f"suffix '{Path(path).suffix}'" if Path(path).suffix else "no suffix"
+        raise DialevalError(f"{what} format: {received} is not allowed; allowed are "
+                            + ", ".join(f".{a}" for a in allowed), file=str(path))
+    return fmt
 
 
 def write_bytes(path: str | os.PathLike, data: bytes) -> None:

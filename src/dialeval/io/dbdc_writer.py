@@ -55,7 +55,8 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
     other = [n for n in _labelled_scales(corpus) if n != BREAKDOWN]
     if other and not drop_labels:
         raise DialevalError("cannot write as DBDC logs, which hold breakdown labels (O, T, X) only: the corpus has "
-                            "labels on " + ", ".join(other) + "; pass drop_labels=True to write it without them",
+                            "labels on " + ", ".join(other) + "; pass drop_labels=True (--drop-labels) to write it "
+                            "without them",
                             file=corpus.source)
     if other:
         report.dropped.append("labels of scale(s) " + ", ".join(other))

@@ -160,6 +160,8 @@ def detect(path: str | Path, *, choose: str = CHOOSE) -> str:
     p = Path(path)
     if not p.exists():
         raise DialevalError("no such file or folder", file=str(p))
+    if p.is_file() and p.stat().st_size == 0:
+        raise DialevalError("the file is empty; expected a corpus of one of " + ", ".join(FORMATS), file=str(p))
     pr = probe(p)
     reasons = {name: test(pr) for name, test in TESTS.items()}
     fits = [n for n, r in reasons.items() if r is None]

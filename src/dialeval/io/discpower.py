@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from dialeval.errors import DialevalError, describe
-from dialeval.io.atomic import write_text
+from dialeval.io.atomic import make_folder, write_text
 from dialeval.io.text import decode_text
 
 
@@ -121,8 +121,7 @@ def write_matrices(out_dir: str | os.PathLike, runs: Sequence[str], ids: Sequenc
                    matrices: Mapping[str, np.ndarray]) -> list[Path]:
     """Write ``runs.txt``, ``topics.txt`` and one ``<column>.matrix`` (n x m, full precision) per column."""
     check_run_names(runs)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_folder(out_dir, "the Discpower files")
     written = []
     files = {"runs.txt": "".join(f"{r}\n" for r in runs), "topics.txt": "".join(f"{i}\n" for i in ids)}
     for name, X in matrices.items():

@@ -13,15 +13,17 @@ integer id), reads it correctly.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from itertools import chain, compress, islice, repeat
 from operator import itemgetter
+from pathlib import Path
 
 import numpy as np
 
 from dialeval.errors import DialevalError, describe, suggest
 from dialeval.io.jsonarray import Source, dump_json, gc_paused, iter_records, source_name
-from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
+from dialeval.io.stc3 import NUGGET_SCALE, NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
 from dialeval.io.stc3_gold import Stc3Gold
 from dialeval.io.values import first_bad_row, normalise, sum_problem, value_problem
 
@@ -81,6 +83,63 @@ class _Batch:
     owner: np.ndarray | None         # index into ids of each predicted turn
     cust: np.ndarray | None          # values of the customer turns among `turn` (in that order)
     help: np.ndarray | None
+
+
+_ITEM_KEYS = frozenset((*QUALITY_KEYS, "turns"))
+"""Keys of a record of dialeval's per-item layout of STC-3 scales (``dialeval gold``'s document)."""
+
+
+def _is_item_record(rec: object) -> bool:
+    return isinstance(rec, dict) and not _RECORD_KEY_SET - {"id"} & rec.keys() and bool(_ITEM_KEYS & rec.keys())
+
+
+def items_as_records(source: Source) -> Source:
+    """``source`` as STC-3 run records when it is in dialeval's per-item layout (the document ``dialeval
+    gold`` writes for an STC-3 corpus, or its ``dialogues`` array): each dialogue's ``A``/``S``/``E``
+    become ``quality``, its turns' nugget distributions, in turn order, ``nugget``. Anything else is
+    returned as it is, for :func:`parse_run` to read or to reject.
+
+    Raises
+    ------
+    DialevalError
+        A per-item dialogue whose turns are not numbered 0, 1, 2, ... in order (STC-3 runs predict every
+        turn, in order).
+
+    Examples
+    --------
+    >>> items_as_records([{"id": "1", "A": {"2": 1.0}, "turns": [{"turn": 0, "nugget_customer": {"CNUG0": 1}}]}])
+    [{'id': '1', 'quality': {'A': {'2': 1.0}}, 'nugget': [{'CNUG0': 1}]}]
+    """
+    from dialeval.io._files import load_json_document
+
+    records = source
+    if isinstance(source, str | os.PathLike):
+        from dialeval.io.detect import probe
+
+        pr = probe(Path(source))
+        if not (pr.top == "{" or (pr.top == "[" and _is_item_record(pr.first))):
+            return source
+        records = load_json_document(Path(source))
+        if isinstance(records, dict):
+            records = records.get("dialogues", records)
+    if not isinstance(records, list | tuple) or not records or not _is_item_record(records[0]):
+        return source
+    return [_item_record(r, source_name(source)) if isinstance(r, dict) else r for r in records]
+
+
+def _item_record(rec: dict, file: str | None) -> dict:
+    out: dict = {"id": rec.get("id")}
+    if quality := {k: rec[k] for k in QUALITY_KEYS if k in rec}:
+        out["quality"] = quality
+    turns = rec.get("turns")
+    if isinstance(turns, list) and turns:
+        numbers = [t.get("turn") if isinstance(t, dict) else None for t in turns]
+        if numbers != list(range(len(turns))):
+            raise DialevalError(f"turns are numbered {describe(numbers)}; an STC-3 run predicts every turn, "
+                                "numbered 0, 1, 2, ... in order", file=file, dialogue=str(rec.get("id")),
+                                field="turns")
+        out["nugget"] = [t.get(NUGGET_SCALE["customer"], t.get(NUGGET_SCALE["helpdesk"])) for t in turns]
+    return out
 
 
 def parse_run(source: Source, gold: Stc3Gold) -> RunArrays:

@@ -94,9 +94,13 @@ def expand_inputs(inputs: Iterable[str | os.PathLike]) -> list[Path]:
         elif path.is_file():
             files.append(path)
         elif glob.has_magic(text):
-            found = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
+            matches = [Path(p) for p in glob.glob(text, recursive=True)]
+            found = sorted(p for p in matches if p.is_file())
             if not found:
-                raise DialevalError(f"the pattern {describe(text)} matches no file")
+                folders = sum(p.is_dir() for p in matches)
+                raise DialevalError(f"the pattern {describe(text)} matches no file"
+                                    + (f", only {folders} folder(s): give the folders themselves, or a pattern "
+                                       "of their files" if folders else ""))
             files += found
         else:
             raise DialevalError("no such file, folder or pattern", file=text)

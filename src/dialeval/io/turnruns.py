@@ -214,15 +214,11 @@ def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) 
     Each ``{"dialogue-id", "turns": [{"turn-index", "labels": [{"breakdown", "prob-O", "prob-T", "prob-X"}]}]}``
     with the hard label of the run. Returns the files written.
     """
-    from pathlib import Path
 
-    from dialeval.io.atomic import file_stem, write_text
+    from dialeval.io.atomic import file_stem, make_folder, write_text
     from dialeval.io.jsonarray import json_text
 
-    out = Path(folder)
-    if out.exists() and not out.is_dir():
-        raise DialevalError(f"{out} exists and is not a folder; --to dbdc writes a folder of *.labels.json")
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_folder(folder, "--to dbdc's *.labels.json files")
     files, names = [], set()
     for rec in records:
         turns = []

@@ -323,7 +323,8 @@ def _check_names(text: str, names: dict[str, str], patterns: dict[str, re.Patter
         tag = f"{role.lower()}_name"
         if st.names == "error":
             raise DialevalError(f"the utterance contains the {role} name {m.group(0)!r} declared in <{tag}>; "
-                                f"WOCHAT utterances must read {role}_NAME instead (names='replace' replaces it)",
+                                f"WOCHAT utterances must read {role}_NAME instead (names='replace', --wochat-names "
+                                "replace on the command line, replaces it)",
                                 file=st.file, dialogue=did, field=f"{where}.utterance")
         text, n = pat.subn(f"{role}_NAME", text)
         st.notices.append(f"{st.file}: dialogue {did}: {where}: replaced {n} occurrence(s) of the {role} name "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import warnings
+import zipfile
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
@@ -192,14 +193,11 @@ class Estimator(ABC):
     def save(self, path: str | Path) -> Path:
         """Write the model to folder ``path`` (created; files replaced atomically). Returns the folder."""
         from dialeval import __version__
-        from dialeval.io.atomic import atomic_path, write_text
+        from dialeval.io.atomic import atomic_path, make_folder, write_text
 
         if not self.fitted:
             raise DialevalError(f"this {self.kind} model is not fitted; nothing to save")
-        folder = Path(path)
-        if folder.exists() and not folder.is_dir():
-            raise DialevalError(f"{folder} exists and is not a folder; a model is saved as a folder")
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = make_folder(path, "a model")
         config, arrays = self._state()
         if leakage.ARRAY in arrays:
             raise DialevalError(f"model kind {self.kind!r} uses the reserved array name {leakage.ARRAY!r}")
@@ -234,17 +232,25 @@ class Estimator(ABC):
             raise DialevalError(f"model format {describe(meta.get('format') if isinstance(meta, dict) else meta)}"
                                 f" is not supported; this dialeval reads format {FORMAT_VERSION}",
                                 file=str(meta_path))
-        cls = kind_class(meta.get("kind"))
-        model = cls(tuple(meta["subtasks"]) or "both", int(meta["seed"]), **meta.get("params", {}))
-        turn_scales = {n: TurnScale.from_json(n, d) for n, d in (meta.get("scales") or {}).items()}
-        model.learnt = learnt_scales(() if turn_scales else model.subtasks, turn_scales)
-        with np.load(folder / "arrays.npz", allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-        known = arrays.pop(leakage.ARRAY, None)
-        if known is not None and (meta.get("training_fingerprints") or {}).get("scheme") == leakage.SCHEME:
-            model.training_fingerprints = leakage.check_stored(known, str(folder / "arrays.npz"))
-        model._set_state(meta.get("config", {}), arrays)
-        model.shares = _saved_shares(meta, model, str(meta_path))
+        try:
+            cls = kind_class(meta.get("kind"))
+            model = cls(tuple(meta["subtasks"]) or "both", int(meta["seed"]), **meta.get("params", {}))
+            turn_scales = {n: TurnScale.from_json(n, d) for n, d in (meta.get("scales") or {}).items()}
+            model.learnt = learnt_scales(() if turn_scales else model.subtasks, turn_scales)
+            with np.load(folder / "arrays.npz", allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+            known = arrays.pop(leakage.ARRAY, None)
+            if known is not None and (meta.get("training_fingerprints") or {}).get("scheme") == leakage.SCHEME:
+                model.training_fingerprints = leakage.check_stored(known, str(folder / "arrays.npz"))
+            model._set_state(meta.get("config", {}), arrays)
+            model.shares = _saved_shares(meta, model, str(meta_path))
+        except DialevalError as exc:
+            raise DialevalError(exc.message, file=exc.file or str(folder), dialogue=exc.dialogue,
+                                field=exc.field) from None
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, OSError, EOFError,
+                zipfile.BadZipFile) as exc:  # a file edited, truncated or taken from another model
+            raise DialevalError(f"the saved model is damaged, or model.json and arrays.npz are not of one model "
+                                f"({type(exc).__name__}: {describe(str(exc), 120)})", file=str(folder)) from None
         model.info = meta.get("info", {})
         model.fitted = True
         return model

@@ -29,6 +29,7 @@ import numpy as np
 from dialeval import progress as _progress
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
+from dialeval.io.atomic import make_folder
 from dialeval.models.data import check_corpus, check_subtasks, has_subtasks
 from dialeval.models.turndata import labelled_scales_of
 from dialeval.scoring import PreparedGold, load_gold, score
@@ -58,7 +59,9 @@ def folds_of(corpus: Corpus, k: int) -> list[int]:
     present = set(fold)
     empty = [f + 1 for f in range(k) if f not in present]
     if empty:
-        raise DialevalError(f"{k} folds of {len(fold)} dialogues leave fold(s) {empty} empty; use fewer folds",
+        listed = ", ".join(map(str, empty[:10])) + (f" (+{len(empty) - 10} more)" if len(empty) > 10 else "")
+        raise DialevalError(f"{k} folds of {len(fold)} dialogues leave {len(empty)} fold(s) empty ({listed}); use "
+                            "fewer folds",
                             file=corpus.source)
     return fold
 
@@ -244,7 +247,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
         pooled_records = [p["records"][i] for i in p["ids"]]
         pooled = column_means(pooled_records, p["gold"])
         if p["out"] is not None:
-            p["out"].mkdir(parents=True, exist_ok=True)
+            make_folder(p["out"], "the held-out runs (--runs-out)")
             path = p["out"] / f"cv-{kind}.json"
             write_run(pooled_records, str(path))
             p["runs"].insert(0, str(path))

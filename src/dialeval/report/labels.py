@@ -1,7 +1,8 @@
 """Names of score columns for people, from the measures registry (never a second list of measures).
 
 A score column is named like the columns of :class:`dialeval.scoring.Scores`: ``quality.<measure>.<key>``
-or ``nugget.<measure>``. Any other name (e.g. a matrix file's) is shown as it is, lower is better.
+or ``nugget.<measure>`` (STC-3), ``<scale>/<measure>`` (any other task). Any other name (e.g. a matrix
+file's) is shown as it is, lower is better.
 """
 
 from __future__ import annotations
@@ -14,27 +15,44 @@ from dialeval.measures import get as get_measure
 SUBTASK_NAMES = {"quality": "dialogue quality", "nugget": "nugget detection"}
 
 
-def column_measure(column: str) -> Measure | None:
-    """The registered measure of a score column, or None if the name is not ``<subtask>.<measure>[.<key>]``."""
-    parts = column.split(".")
-    if len(parts) not in (2, 3) or parts[0] not in SUBTASK_NAMES:
-        return None
+def _parts(column: str) -> tuple[str | None, Measure, str | None] | None:
+    """``(subtask, measure, key)`` of a score column: ``<subtask>.<measure>[.<key>]`` (STC-3's subtasks) or
+    ``<scale>/<measure>`` (any other task's, :meth:`dialeval.tasks.Task.column`; the key is the scale); None
+    for any other name."""
+    if "/" in column:
+        scale, _, name = column.rpartition("/")
+        subtask, key = None, scale
+    else:
+        parts = column.split(".")
+        if len(parts) not in (2, 3) or parts[0] not in SUBTASK_NAMES:
+            return None
+        subtask, name, key = parts[0], parts[1], (parts[2] if len(parts) == 3 else None)
     try:
-        return get_measure(parts[1])
+        return subtask, get_measure(name), key
     except DialevalError:
         return None
 
 
+def column_measure(column: str) -> Measure | None:
+    """The registered measure of a score column, or None if the name is not ``<subtask>.<measure>[.<key>]``
+    or ``<scale>/<measure>``."""
+    parts = _parts(column)
+    return parts[1] if parts else None
+
+
 def column_key(column: str) -> str | None:
-    parts = column.split(".")
-    return parts[2] if len(parts) == 3 and column_measure(column) is not None else None
+    """The key (``A``) or scale (``breakdown``) of a score column; None when it has neither."""
+    parts = _parts(column)
+    return parts[2] if parts else None
 
 
 def column_label(column: str) -> str:
-    """A short header: ``NMD (A)``, ``JSD``; other names unchanged.
+    """A short header: ``NMD (A)``, ``JSD``, ``JSD (breakdown)``; other names unchanged.
 
-    >>> column_label("quality.rsnod.S"), column_label("nugget.jsd"), column_label("my score")
-    ('RSNOD (S)', 'JSD', 'my score')
+    >>> column_label("quality.rsnod.S"), column_label("nugget.jsd"), column_label("breakdown/jsd")
+    ('RSNOD (S)', 'JSD', 'JSD (breakdown)')
+    >>> column_label("my score")
+    'my score'
     """
     m = column_measure(column)
     if m is None:
@@ -48,13 +66,16 @@ def column_title(column: str) -> str:
 
     >>> column_title("nugget.rnss")
     'RNSS: root normalised sum of squares; nugget detection'
+    >>> column_title("breakdown/nmd")
+    'NMD (breakdown): normalised match distance; scale breakdown'
     """
-    m = column_measure(column)
-    if m is None:
+    parts = _parts(column)
+    if parts is None:
         return column
-    subtask = SUBTASK_NAMES[column.split(".")[0]]
-    key = column_key(column)
-    where = f"{subtask} {key}, {QUALITY_NAMES.get(key, key)}" if key else subtask
+    subtask, m, key = parts
+    if subtask is None:
+        return f"{column_label(column)}: {m.title}; scale {key}"
+    where = f"{SUBTASK_NAMES[subtask]} {key}, {QUALITY_NAMES.get(key, key)}" if key else SUBTASK_NAMES[subtask]
     return f"{column_label(column)}: {m.title}; {where}"
 
 
@@ -86,13 +107,18 @@ def match_columns(columns: object, wanted: object) -> list[str]:
         return cols
 
     def keys(name: str) -> set[str]:
-        parts = name.split(".")
-        return {name.lower(), ".".join(parts[1:]).lower(), column_label(name).lower(),
-                (parts[1] if len(parts) > 1 else name).lower()}
+        parsed = _parts(name)
+        if parsed is None:   # a name of no registered measure (a matrix file's): itself, or without a prefix
+            parts = name.split(".")
+            return {name.lower(), ".".join(parts[1:]).lower(), (parts[1] if len(parts) > 1 else name).lower()}
+        _, m, key = parsed
+        within = f"{m.name}.{key}" if key else m.name   # without the subtask: nmd.A; jsd.breakdown
+        return {name.lower(), within.lower(), column_label(name).lower(), m.name.lower()}
 
     unknown = [w for w in names if not any(w in keys(c) for c in cols)]
     if unknown:
         allowed = ", ".join(dict.fromkeys(".".join(c.split(".")[1:]) or c for c in cols))
+        example = next((m.name for c in cols if (m := column_measure(c)) is not None), "nmd")
         raise DialevalError(f"measure(s) {', '.join(map(repr, unknown))} not among the score columns; allowed are "
-                            f"{allowed}, or a measure alone (e.g. nmd)")
+                            f"{allowed}, or a measure alone (e.g. {example})")
     return [c for c in cols if keys(c) & set(names)]

@@ -22,7 +22,7 @@ import numpy as np
 
 from dialeval import progress as _progress
 from dialeval.errors import DialevalError
-from dialeval.io.atomic import atomic_path
+from dialeval.io.atomic import atomic_path, make_folder
 from dialeval.report.labels import column_label, direction_text, match_columns
 from dialeval.stats.comparison import Comparison, MeasureComparison
 
@@ -134,8 +134,7 @@ def plot_means(c: Comparison, out_dir: str | os.PathLike, stem: str = "means", *
     import matplotlib
 
     fig = means_figure(c, measures=measures, columns=columns)  # checks the arguments before anything is written
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_folder(out_dir, "the plots")
     with _progress.bar(f"plotting {len(fig.axes)} panel(s)", len(PLOT_FORMATS),
                        progress=progress if progress is not None else (None if len(c.runs) >= 10 else False)) as bar, \
             matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "dialeval"}):

@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 
 from dialeval.errors import DialevalError
-from dialeval.io.atomic import write_text
+from dialeval.io.atomic import make_folder, write_text
 from dialeval.report.labels import column_label, column_title, direction_text
 from dialeval.stats.comparison import Comparison, MeasureComparison, group_label
 from dialeval.tasks import weights_senders
@@ -276,8 +276,7 @@ def write_report(c: Comparison, fmt: str, out_dir: str | os.PathLike, stem: str 
     ``stem-groups.csv``, ``stem-agreement.csv``.
     """
     f = get_format(fmt)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_folder(out_dir, "the report")
     written = []
     for part, text in f.render(c).items():
         path = out / f"{stem}{'-' + part if part else ''}{f.extension}"

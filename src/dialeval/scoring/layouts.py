@@ -89,10 +89,10 @@ class Stc3Layout:
 
     def read(self, source: object) -> AlignedRun:
         from dialeval.io.jsonarray import check_source
-        from dialeval.io.runs import parse_run
+        from dialeval.io.runs import items_as_records, parse_run
 
         check_source(source, what="run")
-        return self.align(parse_run(source, self.data))
+        return self.align(parse_run(items_as_records(source), self.data))
 
     def align(self, run) -> AlignedRun:
         """A parsed :class:`~dialeval.io.runs.RunArrays` as items per scale."""
