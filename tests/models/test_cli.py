@@ -20,7 +20,7 @@ def test_train_then_predict(en60_path, tmp_path, capsys):
     assert meta["kind"] == "linear" and meta["seed"] == 2
     assert meta["params"]["max_features"] == 3000 and meta["params"]["analyzer"] == "char"
     assert meta["info"]["command"].startswith(f"dialeval train {en60_path} --out {model_dir} --model linear")
-    assert "saved linear model" in capsys.readouterr().err
+    assert "saved a linear model of subtasks quality, nugget (seed 2)" in capsys.readouterr().err
     assert run(["predict", str(en60_path), "--out", str(out), "--model", str(model_dir), "--subtask", "nugget"]) == 0
     records = json.loads(out.read_text())
     assert len(records) == 60 and "quality" not in records[0]

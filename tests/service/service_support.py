@@ -178,6 +178,13 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
+def register_by_page(client, data: dict, headers: dict | None = None):
+    """POST the registration form as a browser does: its page first (the CSRF cookie), then the form with the
+    page's token."""
+    client.get("/")
+    return client.post("/register", data={**data, "csrf": client.cookies.get("dialeval_csrf")}, headers=headers)
+
+
 def need(what: str, ok: bool) -> None:
     """Skip a browser test when ``what`` is missing (``ok`` false), or fail when ``CI`` is set."""
     if not ok:

@@ -149,8 +149,10 @@ def test_registration_never_5xx(fuzz_service, name, affiliation, invite, page, m
     s.clock.t += timedelta(hours=1)  # each example is past the rate limit of the earlier ones
     client = s.modes[mode]
     if page:
+        client.get("/")  # the form's page first, as a browser: its CSRF cookie, sent back in the form
         fields = [(k, None, raw(v if isinstance(v, str) else json.dumps(v, allow_nan=True)))
-                  for k, v in (("name", name), ("affiliation", affiliation), ("invite", invite))]
+                  for k, v in (("name", name), ("affiliation", affiliation), ("invite", invite),
+                               ("csrf", client.cookies.get("dialeval_csrf")))]
         r = client.post("/register", content=multipart(fields), headers=MULTIPART)
     else:
         body = json.dumps({"name": name, "affiliation": affiliation, "invite": invite}, ensure_ascii=ascii_only,

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
-from service_support import RUN, LiveServer, Service
+from service_support import RUN, LiveServer, Service, register_by_page
 from sqlalchemy import select
 
 from dialeval.cli.main import run as cli
@@ -72,7 +72,7 @@ def test_look_alike_names_are_refused_beside_teama(db_url):
             r = register(s, name)
             assert r.status_code == status and words in r.json()["detail"], (name, r.status_code, r.text)
             s.clock.t += timedelta(hours=1)
-            page = s.client.post("/register", data={"name": name})
+            page = register_by_page(s.client, {"name": name})
             assert page.status_code == status, name
         assert register(s, "TeamB").status_code == 201  # a different name passes
         board = [t["name"] for t in __import__("dialeval.service.teams", fromlist=["x"]).list_teams(s.db)]
@@ -96,6 +96,13 @@ def test_open_mode_registers_and_submits(sqlite_url):
         assert r.status_code == 201 and r.json()["approved"] is True
         assert s.submit(r.json()["token"]).status_code == 201
         assert "Invitation code" not in s.client.get("/").text
+        # The form needs its page's CSRF token: another site cannot register a team from a visitor's browser.
+        from dialeval.service.teams import list_teams
+
+        for form in ({"name": "cross-site"}, {"name": "cross-site", "csrf": "x" * 43}):
+            r = s.client.post("/register", data=form, headers={"Origin": "https://evil.example"})
+            assert r.status_code == 403 and "cross-site" not in [t["name"] for t in list_teams(s.db)]
+        assert register_by_page(s.client, {"name": "by-page"}).status_code == 201
     finally:
         s.close()
 
@@ -115,9 +122,9 @@ def test_invite_mode_end_to_end(db_url, capsys):
         assert register(s, "invited", invite=codes[1]).status_code == 409     # name taken: the code is kept
         page = s.client.get("/").text
         assert 'name="invite"' in page and "Invitation code" in page
-        r = s.client.post("/register", data={"name": "by-page", "invite": codes[1]})
+        r = register_by_page(s.client, {"name": "by-page", "invite": codes[1]})
         assert r.status_code == 201 and "by-page" in r.text
-        assert s.client.post("/register", data={"name": "again", "invite": codes[1]}).status_code == 409
+        assert register_by_page(s.client, {"name": "again", "invite": codes[1]}).status_code == 409
     finally:
         s.close()
 
@@ -153,7 +160,7 @@ def test_approve_mode_end_to_end(db_url, capsys):
         capsys.readouterr()
         assert s.submit(token).status_code == 201
         assert cli(["admin", "approve-team", "nobody", "--database-url", db_url]) == 2
-        page = s.client.post("/register", data={"name": "page-team"})
+        page = register_by_page(s.client, {"name": "page-team"})
         assert page.status_code == 201 and "approved" in page.text
     finally:
         s.close()
@@ -194,7 +201,8 @@ def test_rate_limit_per_address_is_shared_by_every_worker(db_url):
             assert client.post("/api/teams", json={"name": f"team {i}"}).status_code == 201
         r = s.client.post("/api/teams", json={"name": "one too many"})
         assert r.status_code == 429 and int(r.headers["Retry-After"]) == 3600
-        assert other.post("/register", data={"name": "by page"}).status_code == 429
+        page = register_by_page(other, {"name": "by page"})
+        assert page.status_code == 429 and int(page.headers["Retry-After"]) > 0
         s.clock.t += timedelta(minutes=30)
         assert s.client.post("/api/teams", json={"name": "still"}).status_code == 429
         s.clock.t += timedelta(minutes=31)

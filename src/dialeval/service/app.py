@@ -26,7 +26,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from dialeval import __version__
 from dialeval.errors import DialevalError, quote
-from dialeval.service import invitations, ratelimit, security, teams
+from dialeval.service import csrf, invitations, ratelimit, security, teams
 from dialeval.service.annotation.routes import annotation_router
 from dialeval.service.apidocs import OPENAPI_PATH, add_docs
 from dialeval.service.bearer import Token, token_of
@@ -38,6 +38,7 @@ from dialeval.service.errors import Conflict, ServiceError, status_of
 from dialeval.service.leaderboard import tasks
 from dialeval.service.leaderboard.routes import leaderboard_router
 from dialeval.service.leaderboard.scoring_pool import Scorer
+from dialeval.service.pages import form_page
 from dialeval.service.uploads import BodyLimit
 from dialeval.service.urls import templates
 
@@ -149,19 +150,24 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def index(request: Request) -> HTMLResponse:
-        return page(request, "index.html", registration=mode,
-                    tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
+        return form_page(pages, request, "index.html", registration=mode,
+                         tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
 
     @app.post("/register", response_class=HTMLResponse, include_in_schema=False)
     def register_page(request: Request, name: str = Form(""), affiliation: str = Form(""),
-                      invite: str = Form("")) -> HTMLResponse:
+                      invite: str = Form(""), csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
+        """The registration form (its CSRF token checked first: another site cannot register teams from a
+        visitor's browser, nor spend the visitor's address's registration quota)."""
         try:
+            csrf.verify(request, csrf_token)
             team, token = register_any(request, name, affiliation, invite.strip())
         except (ServiceError, DialevalError) as e:
             status = status_of(e)
-            return page(request, "index.html", status, error=detail(str(e)), registration=mode,
-                        form={"name": quote(name, teams.MAX_NAME)},
-                        tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
+            r = form_page(pages, request, "index.html", status, error=detail(str(e)), registration=mode,
+                          form={"name": quote(name, teams.MAX_NAME)},
+                          tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
+            r.headers.update(getattr(e, "headers", {}))  # Retry-After past the rate limit, as the API sends
+            return r
         return page(request, "registered.html", 201, team=team.name, token=token,
                     approved=team.approved_at is not None)
 

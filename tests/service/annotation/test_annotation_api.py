@@ -177,6 +177,12 @@ def test_unknown_project_and_bad_bodies(pj):
     codes = pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
     assert pj.call("POST", "/api/annotation/nope/next", codes[0]).status_code == 404
     assert pj.client.get("/annotate/nope").status_code == 404
+    # A name no project can have (NUL: PostgreSQL refuses it in a query) is a 404 too, never a 500.
+    for method, path in (("GET", "/api/annotation/a%00b"), ("POST", "/api/annotation/a%00b/next"),
+                         ("GET", "/api/annotation/a%00b/assignments/1")):
+        assert pj.call(method, path, codes[0]).status_code == 404, path
+    assert pj.client.get("/annotate/a%00b").status_code == 404
+    assert pj.client.post("/annotate/a%00b/join", data={"code": "x"}).status_code == 404
     aid = _next(pj, codes[0])["assignment"]
     for body in ({"turn": "1", "scale": "validity"}, {"turn": True, "scale": "validity", "value": "VALID"},
                  {"turn": 1, "scale": "x" * 100, "value": "VALID"}, []):

@@ -68,6 +68,21 @@ def test_refusals(ch):
     assert ch.call("GET", "/api/collections/nope", code).status_code == 401
 
 
+def test_one_code_cannot_spend_the_collections_numbers(ch, monkeypatch):
+    """Starting and ending empty chats over and over spends the collection's numbers: a code starts at most
+    MAX_CHATS_PER_CODE chats (3 here), then 409; another code is not affected."""
+    from dialeval.service.collection import sessions
+
+    monkeypatch.setattr(sessions, "MAX_CHATS_PER_CODE", 3)
+    code, other = ch.collection()
+    for _ in range(3):
+        sid = ch.start(code).json()["id"]
+        assert ch.end(code, sid).status_code == 200
+    r = ch.start(code)
+    assert r.status_code == 409 and "this code has started 3 chats" in r.json()["detail"]
+    assert ch.start(other).status_code == 201
+
+
 def test_numbers_follow_start_order_under_concurrency(ch):
     codes = ch.collection(n_codes=12)
     results = [s["dialogue_id"] for s in ch.start_all(codes).values()]

@@ -143,9 +143,18 @@ def test_pairing_is_exact_across_worker_processes(db_url):
 
 def test_websocket_refusals(ch):
     [u1] = ch.collection("hh", None, n_codes=1, human_human=True)
+    [m1] = ch.collection("m1", "builtin:echo", n_codes=1)
     from starlette.websockets import WebSocketDisconnect
 
-    for first in ("not json", '{"type": "turn", "utterance": "hi"}', "[1, 2]"):
+    # A name no collection can have (NUL: PostgreSQL refuses it in a query) is a 404, never a 500.
+    assert ch.client.get("/collections/a%00b").status_code == 404
+    assert ch.client.post("/collections/a%00b/join", data={"code": "x"}).status_code == 404
+    with ch.client.websocket_connect("/api/collections/m1/ws") as w:  # an engine's collection talks over HTTP
+        w.send_json({"type": "auth", "code": m1})
+        m = w.receive_json()
+        assert m["type"] == "error" and m["status"] == 422 and "the WebSocket is for human-human" in m["detail"]
+
+    for first in ("not json", '{"type": "turn", "utterance": "hi"}', "[1, 2]", "[" * 100_000 + "]" * 100_000):
         with ch.client.websocket_connect("/api/collections/hh/ws") as w:
             w.send_text(first)
             with pytest.raises(WebSocketDisconnect) as e:
@@ -161,11 +170,17 @@ def test_websocket_refusals(ch):
         for bad in ({"type": "turn", "utterance": "too early"}, {"type": "nope"}, {"type": "turn", "utterance": 5}):
             w.send_json(bad)
             assert _until(w, "error")["status"] in (409, 422)
+    # A binary frame is answered as a message that is not JSON, and the chat goes on.
+    with ch.client.websocket_connect("/api/collections/hh/ws") as w:
+        w.send_json({"type": "auth", "code": u1})
+        assert _until(w, "state")["session"]["status"] == "waiting"
+        w.send_bytes(b"\x00binary")
+        assert "unknown message type" in _until(w, "error")["detail"]
     # Closing the page while waiting gives the place up.
     for _ in range(40):
         with ch.db.read() as s:
             statuses = [r.status for r in s.scalars(select(ChatSession))]
-        if statuses == ["abandoned"]:
+        if statuses == ["abandoned"] * 2:
             break
         time.sleep(0.05)
-    assert statuses == ["abandoned"]
+    assert statuses == ["abandoned"] * 2  # each page closed while waiting: its place given up

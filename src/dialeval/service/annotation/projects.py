@@ -111,7 +111,10 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
 
 
 def get_project(db: Database, name: str) -> AnnotationProject:
-    """The project called ``name``; :class:`NotFound` otherwise."""
+    """The project called ``name``; :class:`NotFound` otherwise (a name no project can have is not looked up:
+    PostgreSQL refuses NUL in a query's text)."""
+    if not SLUG.fullmatch(str(name)):
+        raise NotFound(f"no annotation project named {describe(name)}")
     with db.read() as s:
         p = s.scalar(select(AnnotationProject).where(AnnotationProject.name == name))
     if p is None:
@@ -157,6 +160,8 @@ def annotator(db: Database, name: str, code: str | None, now: datetime) -> Who:
     from dialeval.service.db import Invitation
     from dialeval.service.tokens import hash_token
 
+    if not SLUG.fullmatch(str(name)):
+        get_project(db, name)  # 404, before any query
     if not code or not isinstance(code, str):
         invitations.check(db, code, KIND, name)  # raises the one refusal message
     with db.read() as s:  # one round trip for the usual case: a known annotator of a known project

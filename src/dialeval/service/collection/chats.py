@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, or_, select
 
 from dialeval.corpus import Dialogue, Turn
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, describe
 from dialeval.service import invitations
 from dialeval.service.collection import sessions
 from dialeval.service.collection.engines import DEFAULT_TIMEOUT_S, EngineError, default_name, make_engine
@@ -77,10 +77,12 @@ def get_collection(db: Database, name: str) -> Collection:
     cache = db.__dict__.setdefault("_dialeval_collections", {})
     if name in cache:
         return cache[name]
+    if not SLUG.fullmatch(str(name)):  # a name no collection can have is not looked up (PostgreSQL refuses NUL)
+        raise NotFound(f"no collection named {describe(name)}")
     with db.read() as s:
         c = s.scalar(select(Collection).where(Collection.name == name))
     if c is None:
-        raise NotFound(f"no collection named {name!r}")
+        raise NotFound(f"no collection named {describe(name)}")
     cache[name] = c
     return c
 
@@ -172,6 +174,8 @@ def start_session(db: Database, c: Collection, code: str, nickname: str, now: da
         if open_ is not None:
             _seen(open_, role_in(open_, inv, c.human_human), now)
             return open_
+        sessions.check_chats_started(s.scalar(select(func.count()).select_from(ChatSession)
+                                              .where(ChatSession.collection_id == c.id, mine)))
         if c.human_human:
             waiting = s.scalars(select(ChatSession).where(ChatSession.collection_id == c.id,
                                                           ChatSession.status == "waiting")

@@ -36,7 +36,7 @@ from dialeval.service import csrf
 from dialeval.service.collection import chats
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
-from dialeval.service.errors import ServiceError
+from dialeval.service.errors import Invalid, ServiceError
 from dialeval.service.pages import form_page
 from dialeval.service.urls import templates
 
@@ -131,8 +131,14 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
         async def reader() -> None:
             try:
                 while True:
-                    await queue.put(await websocket.receive_text())
-            except (WebSocketDisconnect, RuntimeError):
+                    message = await websocket.receive()
+                    if message["type"] == "websocket.disconnect":
+                        break
+                    # a binary frame is a message that is not JSON text: answered as an invalid one
+                    await queue.put(message.get("text") or "")
+            except Exception:  # whatever ends the reader ends the chat: no ghost participant
+                pass
+            finally:
                 await queue.put(None)
 
         task = asyncio.create_task(reader())
@@ -148,6 +154,10 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
                     return
                 code, nickname = msg.get("code"), msg.get("name", "")
             c, inv = await run_in_threadpool(chats.participant, db, name, code)
+            if not c.human_human:
+                raise Invalid(f"collection {name} chats with an engine over HTTP (POST "
+                              f"/api/collections/{name}/sessions, then .../turns); the WebSocket is for "
+                              "human-human collections")
             sess = await run_in_threadpool(chats.start_session, db, c, code, nickname, clock())
             await _relay(websocket, queue, c, inv, sess.id)
         except ServiceError as e:
@@ -254,6 +264,6 @@ async def _next(queue: asyncio.Queue, timeout: float, wait_ok: bool = False):
         raise _Closed()
     try:
         msg = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return {"type": "invalid"}
     return msg if isinstance(msg, dict) else {"type": "invalid"}

@@ -30,6 +30,9 @@ from dialeval.service.errors import Conflict, Invalid
 STATUSES = ("waiting", "active", "ended", "abandoned")
 HUMAN = "human"
 MAX_NUMBER = 99_999
+MAX_CHATS_PER_CODE = 100
+"""Chats one participant code may start in a collection: each takes a number of the collection's 100,000, so
+one code cannot spend them all by starting and ending empty chats."""
 MAX_UTTERANCE = 2000
 MAX_TURNS_RANGE = (2, 1000)
 WAIT_ALIVE = timedelta(seconds=30)
@@ -79,6 +82,22 @@ def awaiting_reply(human_human: bool, status: str, speakers: Sequence[str], max_
 def is_alive(seen_at: datetime | None, now: datetime, window: timedelta = WAIT_ALIVE) -> bool:
     """True when someone seen at ``seen_at`` counts as still there at ``now``."""
     return seen_at is not None and now - seen_at <= window
+
+
+def check_chats_started(started: int, cap: int | None = None) -> None:
+    """Refuse a new chat for a code that has started ``cap`` chats already (:class:`Conflict`, 409; default
+    :data:`MAX_CHATS_PER_CODE`).
+
+    >>> check_chats_started(99)
+    >>> check_chats_started(100)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dialeval.service.errors.Conflict: this code has started 100 chats, the most one code may start in a ...
+    """
+    cap = MAX_CHATS_PER_CODE if cap is None else cap
+    if started >= cap:
+        raise Conflict(f"this code has started {started} chats, the most one code may start in a collection; ask "
+                       "the organisers for another code")
 
 
 def dialogue_id(engine_name: str, number: int) -> str:
