@@ -198,3 +198,13 @@ def test_the_measures_of_any_task_are_matched_by_name():
         match_columns(cols, ["rnss"])
     assert str(e.value) == ("measure(s) 'rnss' not among the score columns; allowed are breakdown/jsd, "
                             "breakdown/nmd, or a measure alone (e.g. jsd)")
+
+
+def test_the_evaluate_table_shows_item_counts_only_where_the_summary_has_them(demo, tmp_path, capsys):
+    assert run(["evaluate", str(demo / "run.json"), str(demo / "gold.json"), "--format", "table"]) == 0
+    stc3 = capsys.readouterr().out
+    assert "mean" in stc3 and "items scored" not in stc3   # STC-3: dialogues counted under the table
+    corpus = _dbdc(tmp_path / "dbdc")
+    assert run(["gold", str(corpus), "-o", str(tmp_path / "g.json")]) == 0
+    assert run(["evaluate", str(tmp_path / "g.json"), str(corpus), "--format", "table"]) == 0
+    assert "items scored" in capsys.readouterr().out

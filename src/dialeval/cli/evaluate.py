@@ -68,12 +68,17 @@ def summary_table(summary: dict, title: str, display: str = "raw") -> Table:
     scored = summary.get("settings", {}).get("tasks", {})
     task_of = {s: name for name, t in scored.items() for s in t["scales"]}  # the task's name in the first column
     task_of |= {TASKS[name].subtask: name for name in scored if name in TASKS and TASKS[name].subtask}
-    for col in ("task", "measure", "scale", "mean", "items scored", "missing"):
-        table.add_column(col, justify="right" if col in ("mean", "items scored", "missing") else "left")
+    rows = []
     for group, m, scale, val in summary_rows(summary):
         n = items.get(scale, {}) if group == "scales" else {}
         task = task_of.get(scale if group == "scales" else group, group)
-        table.add_row(task, m.upper(), scale, tf(val), str(n.get("scored", "")), str(n.get("missing", "")))
+        rows.append([task, m.upper(), scale, tf(val), str(n.get("scored", "")), str(n.get("missing", ""))])
+    # STC-3's summary keeps the official shape, with no item counts: its dialogues are counted under the table
+    counted = any(r[4] or r[5] for r in rows)
+    for col in ("task", "measure", "scale", "mean", "items scored", "missing")[:None if counted else 4]:
+        table.add_column(col, justify="right" if col in ("mean", "items scored", "missing") else "left")
+    for r in rows:
+        table.add_row(*(r if counted else r[:4]))
     return table
 
 
