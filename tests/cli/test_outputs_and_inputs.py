@@ -208,3 +208,15 @@ def test_the_evaluate_table_shows_item_counts_only_where_the_summary_has_them(de
     assert run(["gold", str(corpus), "-o", str(tmp_path / "g.json")]) == 0
     assert run(["evaluate", str(tmp_path / "g.json"), str(corpus), "--format", "table"]) == 0
     assert "items scored" in capsys.readouterr().out
+
+
+def test_options_that_would_be_ignored_are_refused(tmp_path, capsys):
+    corpus = _dbdc(tmp_path / "dbdc")
+    out = str(tmp_path / "m")
+    assert run(["train", str(corpus), "--model", "prior", "--subtask", "nugget", "--out", out]) == 2
+    assert _err(capsys).startswith("--subtask nugget applies to STC-3 dialogues (DQ and ND)")
+    assert run(["train", str(corpus), "--model", "prior", "--param", "linear.C=2", "--out", out]) == 2
+    assert _err(capsys) == "--param linear.C applies to kind linear, which this command does not run (--model prior)"
+    assert run(["cv", str(corpus), "--model", "prior", "--param", "a=1", "--param", "a=2"]) == 2
+    assert _err(capsys) == "--param a is given twice (1 and 2); give each parameter once"
+    assert not (tmp_path / "m").exists()

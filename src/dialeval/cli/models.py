@@ -53,8 +53,26 @@ def parse_params(items: list[str] | None) -> dict:
             value = json.loads(raw)
         except ValueError:
             value = raw
+        if key.strip() in params:
+            raise DialevalError(f"--param {key.strip()} is given twice ({describe(params[key.strip()])} and "
+                                f"{describe(value)}); give each parameter once")
         params[key.strip()] = value
     return params
+
+
+def check_scopes(params: dict, kinds: list[str]) -> None:
+    """An error for a ``kind.key`` parameter of a kind this command does not run (it would be ignored).
+
+    >>> check_scopes({"linear.C": 4}, ["neural"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.DialevalError: --param linear.C applies to kind linear, which this command does not run ...
+    """
+    for key in params:
+        scope, dot, _ = key.partition(".")
+        if dot and scope in KINDS and scope not in kinds:
+            raise DialevalError(f"--param {key} applies to kind {scope}, which this command does not run "
+                                f"(--model {', '.join(kinds)})")
 
 
 def params_for(kind: str, params: dict) -> dict:
@@ -192,6 +210,18 @@ def _turn_scores(records: list[dict], source: Path) -> list[dict]:
     return scores
 
 
+def check_subtask(subtask: str, corpora: list) -> None:
+    """An error for ``--subtask quality``/``nugget`` on a corpus without STC-3's subtasks (it would be ignored)."""
+    from dialeval.models.data import has_subtasks
+
+    if subtask != "both":
+        for c in corpora:
+            if not has_subtasks(c):
+                raise DialevalError(f"--subtask {subtask} applies to STC-3 dialogues (DQ and ND); {c.source} is a "
+                                    f"{c.format} corpus, whose scales are learnt and predicted all at once: leave "
+                                    "--subtask out")
+
+
 def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, to: PredictTo,
                  scores_out: Path | None, from_, names) -> None:
     """One input predicted in this process: a run file, DBDC3 labels files and/or turn scores."""
@@ -200,6 +230,7 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
     from dialeval.models.leakage import TrainingDataWarning
 
     corpus = load(source, from_, names)
+    check_subtask(subtask, [corpus])
     turn_level = not has_subtasks(corpus)
     if (to == PredictTo.dbdc or scores_out is not None) and not turn_level:
         raise DialevalError("--to dbdc and --scores are for turn-level scales; these are STC-3 dialogues")
@@ -326,9 +357,12 @@ def register(app: typer.Typer) -> None:
         """Train a model of kind --model on DATA and save it to --out (load it with `dialeval predict --model`)."""
         from dialeval.models import train
 
-        params = params_for(_value(kind), parse_params(param))
-        model = train([load(d, from_, names) for d in data], kind=_value(kind), subtask=_value(subtask), seed=seed,
-                      params=params)
+        given = parse_params(param)
+        check_scopes(given, [_value(kind)])
+        params = params_for(_value(kind), given)
+        corpora = [load(d, from_, names) for d in data]
+        check_subtask(_value(subtask), corpora)
+        model = train(corpora, kind=_value(kind), subtask=_value(subtask), seed=seed, params=params)
         reading = [*(["--from", _value(from_)] if from_ is not None else []),
                    *(["--wochat-names", _value(names)] if _value(names) != "error" else [])]
         model.info["command"] = shlex.join(["dialeval", "train", *map(str, data), "--out", str(out_dir), "--model",
@@ -371,9 +405,11 @@ def register(app: typer.Typer) -> None:
 
         params = parse_params(param)
         names = list(dict.fromkeys(_value(x) for x in kinds))
+        check_scopes(params, names)
         for k in names:  # check every kind's settings before any work
             kind_class(k)(_value(subtask), seed, **params_for(k, params))
         corpora = [load(d, from_, wochat_names) for d in data]
+        check_subtask(_value(subtask), corpora)
         by_file: list[list] = [[] for _ in data]  # by_file[i]: the results of every kind on data[i]
         for k in names:
             for i, r in enumerate(cross_validate_many(corpora, k, folds=folds, subtask=_value(subtask), seed=seed,
