@@ -121,6 +121,26 @@ def test_a_foreign_host_header_is_never_named(sqlite_url):
         s.close()
 
 
+def test_a_refused_form_is_answered_with_a_page(sqlite_url):
+    """The HTML routes answer a refusal made before their code runs (two file parts, a field of the wrong kind)
+    with the error page, as their own refusals; the API keeps answering JSON."""
+    s, app = _app(sqlite_url)
+    token = s.team()
+    try:
+        with TestClient(app) as c:
+            two = [("file", ("a.json", b"[]", "application/json")), ("file", ("b.json", b"[]", "application/json"))]
+            r = c.post("/tasks/t1/submit", data={"token": token}, files=two)
+            assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
+            assert "send exactly one" in r.text and 'role="alert"' in r.text
+            r = c.post("/tasks/t1/submit", data={"token": token, "file": "not a file"})
+            assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
+            assert "the form was not sent as this page sends it" in r.text and "Expected UploadFile" not in r.text
+            r = c.post("/api/tasks/t1/submissions", files=two, headers={"Authorization": f"Bearer {token}"})
+            assert r.status_code == 422 and r.json()["detail"] == "the request holds 2 'file' parts; send exactly one"
+    finally:
+        s.close()
+
+
 def _probe_app(url: str, **kw):
     s, app = _app(url, **kw)
 

@@ -78,8 +78,19 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     if settings.docs:
         add_docs(app, pages)
 
+    def _is_page(request: Request) -> bool:
+        """A refusal on a page's form (a route outside ``/api/``) is answered with a page, not JSON."""
+        return request.scope.get("type") == "http" and not request.url.path.startswith(("/api/", OPENAPI_PATH))
+
+    def _error_page(request: Request, message: str, status: int, headers: dict | None = None) -> HTMLResponse:
+        r = pages.TemplateResponse(request, "error.html", {"error": message}, status_code=status)
+        r.headers.update(headers or {})
+        return r
+
     @app.exception_handler(ServiceError)
-    def _service_error(_request: Request, e: ServiceError) -> JSONResponse:
+    def _service_error(request: Request, e: ServiceError) -> JSONResponse | HTMLResponse:
+        if _is_page(request):
+            return _error_page(request, detail(e.message), e.status, e.headers)
         return JSONResponse({"detail": detail(e.message)}, status_code=e.status, headers=e.headers)
 
     @app.exception_handler(DialevalError)
@@ -94,8 +105,13 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
                                                 headers={"Retry-After": "1"}))
 
     @app.exception_handler(RequestValidationError)
-    def _bad_request(_request: Request, e: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": validation_errors(e)}, status_code=422)
+    def _bad_request(request: Request, e: RequestValidationError) -> JSONResponse | HTMLResponse:
+        items = validation_errors(e)
+        if _is_page(request):
+            fields = ", ".join(dict.fromkeys(".".join(map(str, i["loc"][1:] or i["loc"])) for i in items[:3]))
+            return _error_page(request, f"the form was not sent as this page sends it (field {fields}); send "
+                               "it from the page", 422)
+        return JSONResponse({"detail": items}, status_code=422)
 
     def client_of(request: Request) -> str:
         """The client's address: the connection's peer, or what a trusted proxy forwarded (never a header
