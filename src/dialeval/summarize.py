@@ -34,10 +34,10 @@ from dialeval.io.stream import iter_lines, open_binary
 from dialeval.io.values import first_bad_row, normalise, value_problem
 
 DAY_FIELDS = ("day", "date", "time", "timestamp")
-SUMMARY_PLOT_FORMATS = ("png", "svg")
-"""The formats :func:`plot_summary` draws, by the suffix of its path."""
 """Metadata fields a dialogue's day is read from, first present wins (ISO text: its first 10 characters;
 a number: seconds since the epoch, UTC)."""
+SUMMARY_PLOT_FORMATS = ("png", "svg")
+"""The formats :func:`plot_summary` draws, by the suffix of its path."""
 NONE_GROUP = "(none)"
 _LEVELS = np.array([float(v) for v in QUALITY_LEVELS])
 _LOW = np.array([float(v) <= -1 for v in QUALITY_LEVELS])

@@ -90,7 +90,8 @@ def _stc3(pr: Probe) -> str | None:
 
 def _conture(pr: Probe) -> str | None:
     if pr.is_dir:  # as published: data.json beside its licence
-        inner = only_json_file(pr.path)
+        one = pr.files.get("*.json") == 1 and not pr.files.get("*.log.json") and not pr.files.get("chatbot*.json")
+        inner = only_json_file(pr.path) if one else None   # the folder's files are counted already: no walk
         if inner is None:
             return "is a folder; ConTurE is one JSON file, or a folder holding no other *.json file"
         r = _conture(probe(inner))
