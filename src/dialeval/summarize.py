@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from operator import itemgetter
 from pathlib import Path
@@ -193,7 +194,7 @@ class _State:
 
     def add(self, rec: dict, file: Path, line: int) -> None:
         meta = rec.get("meta") or {}
-        if meta:
+        if meta and self.by not in ("system", "day"):   # only an error about another field names them
             self.fields.update(meta)
         g = group_of(meta, self.by)
         gi = self.pos.get(g)
@@ -250,10 +251,10 @@ class _State:
             acc.n += c
         if self.q:
             self.has_quality = True
-            owners = [r for r in self.q_rows for _ in QUALITY_KEYS]
-            fields = [f"quality.{k}" for _ in self.q_rows for k in QUALITY_KEYS]
-            q = self._distributions(self.q, QUALITY_LEVELS, owners, fields).reshape(
-                -1, len(QUALITY_KEYS), len(QUALITY_LEVELS))
+            k = len(QUALITY_KEYS)
+            q = self._distributions(self.q, QUALITY_LEVELS,
+                                    lambda i: (self.q_rows[i // k], f"quality.{QUALITY_KEYS[i % k]}")).reshape(
+                -1, k, len(QUALITY_LEVELS))
             rows = np.asarray(self.q_rows)
             gq = gidx[rows]
             sums = np.zeros((len(accs), *q.shape[1:]))
@@ -293,7 +294,8 @@ class _State:
         for rows_, g_, d_, attr in ((self.cust, self.cust_g, self.cust_d, "cust"),
                                     (self.help, self.help_g, self.help_d, "help")):
             if rows_:
-                a = self._distributions(rows_, _CUST if attr == "cust" else _HELP, d_, ["nugget"] * len(d_))
+                a = self._distributions(rows_, _CUST if attr == "cust" else _HELP,
+                                        lambda i, d_=d_: (d_[i], "nugget"))
                 sums = np.zeros((len(accs), a.shape[1]))
                 np.add.at(sums, np.asarray(g_), a)
                 n = np.bincount(np.asarray(g_), minlength=len(accs))
@@ -303,14 +305,15 @@ class _State:
         self._reset()
 
 
-    def _distributions(self, values: list, bins: tuple[str, ...], owners: list[int], fields: list[str]) -> np.ndarray:
+    def _distributions(self, values: list, bins: tuple[str, ...],
+                       where: Callable[[int], tuple[int, str]]) -> np.ndarray:
         """``values`` as rows over ``bins``, each checked by the readers' rule for distributions and normalised
-        (as ``dialeval evaluate`` reads a run); row ``i`` is of dialogue row ``owners[i]``, at ``fields[i]``,
-        named in the error with the bin."""
+        (as ``dialeval evaluate`` reads a run); ``where(i)`` is row ``i``'s dialogue row and field, asked only
+        to name a bad row in the error (with the bin)."""
         def fail(i: int, b: int | None, why: str) -> DialevalError:
-            r = owners[i]
+            r, name = where(i)
             return DialevalError(why, file=self.files[r], dialogue=self.ids[r],
-                                 field=fields[i] + (f".{bins[b]}" if b is not None else ""))
+                                 field=name + (f".{bins[b]}" if b is not None else ""))
 
         try:
             a = np.asarray(values, dtype=float).reshape(-1, len(bins))

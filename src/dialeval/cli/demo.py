@@ -10,7 +10,7 @@ import typer
 
 from dialeval.cli._common import err, out
 from dialeval.cli.evaluate import summary_table
-from dialeval.io.atomic import check_output_folder, make_folder
+from dialeval.io.atomic import make_folder
 from dialeval.scoring import evaluate
 
 DEMO_FILES = ("gold.json", "run.json", "README.md")
@@ -26,12 +26,11 @@ def register(app: typer.Typer) -> None:
     def demo_cmd(out_dir: Path | None = typer.Option(None, "--out", help="Also copy the demo files here.")) -> None:
         """Score a demo run on a small made-up corpus (no data needed)."""
         d = demo_dir()
-        if out_dir is not None:
-            check_output_folder(out_dir, "the demo files (--out)")
+        if out_dir is not None:  # before anything is printed: a wrong --out is the only output
+            make_folder(out_dir, "the demo files (--out)")
         err.print("Demo corpus: 8 dialogues written for dialeval; annotations and run are MADE UP for the "
                   f"demo.\nFiles: {d}", markup=False)
         if out_dir is not None:
-            make_folder(out_dir, "the demo files (--out)")
             for name in DEMO_FILES:
                 shutil.copyfile(d / name, out_dir / name)
             err.print(f"Copied to {out_dir}; try: dialeval evaluate {out_dir / 'run.json'} "
