@@ -54,6 +54,9 @@ def test_equals_scipy_kendalltau(seed):
         if np.isnan(ref.statistic):
             assert np.isnan(got.tau) and np.isnan(got.pvalue)
             continue
+        if abs(ref.statistic) > 1 - 1e-12:                # perfect (dis)agreement: exactly +-1 (scipy: 1 - ulps)
+            assert got.tau == round(ref.statistic)
+            continue
         assert got.tau == ref.statistic                   # the same integer counts, the same float operations
         assert got.pvalue == pytest.approx(ref.pvalue, rel=1e-12, abs=1e-300)
 
@@ -77,3 +80,12 @@ def test_compare_statistics_do_not_import_scipy_stats():
             "print('scipy.stats' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_perfect_agreement_is_exactly_one():
+    """scipy's two divisions give 0.9999999999999998 for 8 items in the same order; tau-b is 1 by definition."""
+    for n in range(2, 40):
+        x = np.arange(n, dtype=float)
+        assert kendall_b(x, x).tau == 1.0 and kendall_b(x, -x).tau == -1.0
+    ties = np.array([1.0, 1.0, 2.0, 3.0, 3.0, 4.0, 5.0, 6.0])
+    assert kendall_b(ties, ties).tau == 1.0

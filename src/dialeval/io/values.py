@@ -95,5 +95,16 @@ def first_row_off_one(arr: np.ndarray, atol: float = SUM_TOLERANCE) -> int | Non
 
 
 def normalise(arr: np.ndarray) -> np.ndarray:
-    """Rows divided by their sums (rows checked with :func:`first_bad_row` first: the result is finite)."""
-    return arr / arr.sum(axis=-1, keepdims=True)
+    """Rows divided by their sums (rows checked with :func:`first_bad_row` first: the result is finite).
+
+    A row that already sums to 1 up to the rounding of its own sum (``|sum - 1| <= L * eps`` for ``L`` bins) is
+    kept exactly as given: dividing it by a sum such as 0.9999999999999999 would only move its last bits, so a
+    run that repeats the gold's probabilities would score about 1e-17 instead of 0.
+
+    >>> row = np.array([[1 / 19, 5 / 19, 13 / 19]])
+    >>> bool((normalise(row) == row).all()), normalise(np.array([[1.0, 3.0]])).tolist()
+    (True, [[0.25, 0.75]])
+    """
+    sums = arr.sum(axis=-1, keepdims=True)
+    rounding = arr.shape[-1] * np.finfo(np.float64).eps
+    return np.where(np.abs(sums - 1.0) <= rounding, arr, arr / sums)

@@ -8,7 +8,9 @@ With ``n`` items, ``S = concordant - discordant`` pairs, ``n0 = n(n-1)/2``, and 
 groups of tied values in ``x``/``y``:
 
 - ``tau_b = S / sqrt(n0 - sum t(t-1)/2) / sqrt(n0 - sum u(u-1)/2)``, in [-1, 1] (1: same order); NaN when
-  either vector is constant.
+  either vector is constant. Computed with scipy's float operations, bit for bit, except when ``S^2`` equals the
+  product under the root (checked on integers): then tau_b is exactly 1 or -1, where scipy's two divisions give
+  e.g. 0.9999999999999998 for two equal orders of 8 items (and the bootstrap's replicates give 1.0 exactly).
 - Without ties and with ``n <= 33``, or with at most one discordant (or concordant) pair: the exact p-value
   ``min(1, 2 P(D <= c))`` with ``c = min(discordant, concordant)`` and ``D`` the number of inversions of a
   random permutation of ``n`` (Mahonian numbers, counted exactly with integers).
@@ -86,7 +88,10 @@ def kendall_b(x: object, y: object) -> KendallB:
     xtie, ytie = tx[0] // 2, ty[0] // 2
     if xtie == n0 or ytie == n0:
         return KendallB(float("nan"), float("nan"))
-    tau = float(min(1.0, max(-1.0, s / math.sqrt(n0 - xtie) / math.sqrt(n0 - ytie))))
+    if s * s == (n0 - xtie) * (n0 - ytie):  # perfect (dis)agreement: exactly +-1, not a rounding below it
+        tau = math.copysign(1.0, s)
+    else:
+        tau = float(min(1.0, max(-1.0, s / math.sqrt(n0 - xtie) / math.sqrt(n0 - ytie))))
     discordant = int(((dx * dy) < 0).sum())
     if xtie == 0 and ytie == 0 and (n <= EXACT_MAX_N or min(discordant, n0 - discordant) <= 1):
         c = min(discordant, n0 - discordant)
