@@ -121,6 +121,37 @@ def test_a_foreign_host_header_is_never_named(sqlite_url):
         s.close()
 
 
+def test_no_redirect_is_built_from_the_host_header(sqlite_url):
+    """A trailing slash is not redirected (Starlette would name the client's Host in its Location): 404."""
+    s, app = _app(sqlite_url)
+    try:
+        with TestClient(app) as c:
+            for path in ("/tasks/t1/", "/static", "/api/tasks/", "/collections/c1/", "/annotate/p1/"):
+                r = c.get(path, headers={"Host": "evil.example"}, follow_redirects=False)
+                assert r.status_code == 404 and "location" not in r.headers, path
+            r = c.post("/api/annotation/p1/next/", headers={"Host": "evil.example"}, follow_redirects=False)
+            assert r.status_code in (404, 405) and "location" not in r.headers
+    finally:
+        s.close()
+
+
+def test_a_wrong_address_is_answered_with_a_page_and_the_api_with_json(sqlite_url):
+    s, app = _app(sqlite_url)
+    try:
+        with TestClient(app) as c:
+            for path, status in (("/no/such/page", 404), ("/tasks/t1/", 404), ("/collections/c1/join", 405)):
+                r = c.get(path)
+                assert r.status_code == status and r.headers["content-type"].startswith("text/html"), path
+                assert 'role="alert"' in r.text and "Back to the tasks" in r.text
+                _check(r, f"GET {path}")
+            assert c.get("/collections/c1/join").headers["allow"] == "POST"
+            for path in ("/api/nothing", "/static/nothing.css"):
+                r = c.get(path)
+                assert r.status_code == 404 and r.json() == {"detail": "Not Found"}, path
+    finally:
+        s.close()
+
+
 def test_a_refused_form_is_answered_with_a_page(sqlite_url):
     """The HTML routes answer a refusal made before their code runs (two file parts, a field of the wrong kind)
     with the error page, as their own refusals; the API keeps answering JSON."""
@@ -206,3 +237,40 @@ def test_serve_refuses_bad_options_before_starting(sqlite_url, option, value, ca
     assert cli(["serve", "--database-url", sqlite_url, option, value]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") or "Invalid value" in err
+
+
+def test_head_is_answered_as_get_without_the_body(sqlite_url):
+    s, app = _app(sqlite_url, docs=True)
+    try:
+        with TestClient(app) as c:
+            for path in ("/", "/tasks/t1", "/static/style.css", "/docs", "/api/tasks", "/no/such/page"):
+                got, head = c.get(path), c.head(path)
+                assert head.status_code == got.status_code, path
+                assert head.content == b"", path
+                assert head.headers.get("content-length") == str(len(got.content)), path
+                _check(head, f"HEAD {path}")
+            assert c.head("/register").status_code == 405  # a POST-only route stays one
+    finally:
+        s.close()
+
+
+def test_only_an_upload_may_be_as_long_as_the_upload_limit(sqlite_url):
+    """JSON and form bodies are a few fields: 64 KB at most, although runs may be 1 MB here."""
+    s, app = _app(sqlite_url)
+    token = s.team()
+    auth = {"Authorization": f"Bearer {token}"}
+    try:
+        with TestClient(app) as c:
+            r = c.post("/api/teams", content=b'{"name": "' + b"x" * 70_000 + b'"}',
+                       headers={"Content-Type": "application/json"})
+            assert r.status_code == 413 and "65536 bytes" in r.json()["detail"]
+            assert "not an upload" in r.json()["detail"]
+            _check(r, "POST /api/teams (413)")
+            r = c.post("/api/teams", content=b'{"name": "x"' + b" " * 60_000 + b"}",
+                       headers={"Content-Type": "application/json"})
+            assert r.status_code == 201  # under the limit: read
+            r = c.post("/api/tasks/t1/submissions", headers=auth,
+                       files={"file": ("r.json", b"[" + b" " * 200_000 + b"]")})
+            assert r.status_code == 422 and "65536" not in r.text  # 200 KB upload: read and scored (empty run)
+    finally:
+        s.close()

@@ -22,6 +22,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from sqlalchemy.exc import OperationalError
+from starlette.exceptions import HTTPException
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from dialeval import __version__
@@ -30,7 +31,7 @@ from dialeval.service import csrf, invitations, ratelimit, security, teams
 from dialeval.service.annotation.routes import annotation_router
 from dialeval.service.apidocs import OPENAPI_PATH, add_docs
 from dialeval.service.bearer import Token, token_of
-from dialeval.service.boundary import detail, validation_errors
+from dialeval.service.boundary import HeadAsGet, detail, validation_errors
 from dialeval.service.collection.routes import collection_router
 from dialeval.service.config import Settings
 from dialeval.service.db import Database, busy
@@ -67,9 +68,11 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     app = FastAPI(title="dialeval evaluation service", version=__version__,
                   description="Score runs of STC-3/DialEval-style tasks on hidden gold: teams, quotas, a public "
                               "half before close and 100% after, a leaderboard.",
-                  docs_url=None, redoc_url=None, openapi_url=OPENAPI_PATH if settings.docs else None)
+                  docs_url=None, redoc_url=None, openapi_url=OPENAPI_PATH if settings.docs else None,
+                  redirect_slashes=False)  # Starlette's redirect would build its Location from the Host header
     app.state.db, app.state.settings = db, settings
     app.add_middleware(BodyLimit, max_bytes=settings.max_upload_bytes)
+    app.add_middleware(HeadAsGet)
     if settings.forwarded_allow_ips:  # Uvicorn's own rule, inside the app: the rate limit sees its result
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.forwarded_allow_ips)
     security.secure(app, https=settings.public_url.startswith("https://"))
@@ -92,6 +95,16 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         if _is_page(request):
             return _error_page(request, detail(e.message), e.status, e.headers)
         return JSONResponse({"detail": detail(e.message)}, status_code=e.status, headers=e.headers)
+
+    @app.exception_handler(HTTPException)
+    def _http_error(request: Request, e: HTTPException) -> JSONResponse | HTMLResponse:
+        """Starlette's own refusals (no such path, a method the path does not take): a page for a page's
+        address, with a link home; JSON for the API and static files, as before."""
+        if _is_page(request) and not request.url.path.startswith("/static/"):
+            message = {404: "there is no page at this address",
+                       405: "this address is not opened directly; go back to the page that sends its form"}
+            return _error_page(request, message.get(e.status_code, str(e.detail)), e.status_code, e.headers)
+        return JSONResponse({"detail": e.detail}, status_code=e.status_code, headers=e.headers)
 
     @app.exception_handler(DialevalError)
     def _bad_input(_request: Request, e: DialevalError) -> JSONResponse:

@@ -2,7 +2,8 @@
 
 Every answer's message is printable UTF-8 (a lone surrogate in a user's id would otherwise make the JSON
 encoder fail: a 500) and bounded in length; FastAPI's own 422s never echo the received input; a multipart
-request with two ``file`` (or ``gold``) parts is refused instead of silently scoring one of them.
+request with two ``file`` (or ``gold``) parts is refused instead of silently scoring one of them; a ``HEAD``
+request is answered as its ``GET`` would be, without the body (HTTP requires it of every ``GET`` route).
 """
 
 from __future__ import annotations
@@ -23,11 +24,46 @@ def detail(message: str) -> str:
     return quote(message, MAX_DETAIL)
 
 
+MAX_CLOSE_REASON = 123
+"""Longest reason of a WebSocket close frame, in UTF-8 bytes (RFC 6455: 125-byte payload, 2 for the code)."""
+
+
+def close_reason(message: str) -> str:
+    """A message cut to fit a WebSocket close frame: at most :data:`MAX_CLOSE_REASON` UTF-8 bytes, never
+    half a character (a longer reason makes the close itself fail, and the client sees an abnormal close).
+
+    >>> len(close_reason("日本" * 30).encode()), close_reason("short")
+    (123, 'short')
+    """
+    return detail(message).encode("utf-8")[:MAX_CLOSE_REASON].decode("utf-8", "ignore")
+
+
 def validation_errors(e: RequestValidationError) -> list[dict]:
     """FastAPI's 422 items without the received input (never echoed) and with cut, printable strings."""
     return [{"loc": [quote(x) if isinstance(x, str) else x for x in err.get("loc", ())],
              "msg": quote(str(err.get("msg", "invalid")), 300), "type": quote(str(err.get("type", "")))}
             for err in e.errors()[:10]]
+
+
+class HeadAsGet:
+    """ASGI middleware: a ``HEAD`` request runs as ``GET`` and its answer keeps the status and headers (the
+    ``Content-Length`` of the body included), without the body. FastAPI's ``GET`` routes answer ``HEAD`` with 405
+    otherwise, which monitors and link checkers read as a broken site."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_headers_only(message) -> None:
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, send_headers_only)
 
 
 async def one_file_part(request: Request) -> None:

@@ -25,9 +25,29 @@ import functools
 import re
 import unicodedata
 
+from dialeval.errors import describe
+
 SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 """The name of a task, a chat collection or an annotation project: 1-64 characters of ``A-Z a-z 0-9 . _ -``,
 starting with a letter or digit (it appears in URLs and file names)."""
+SLUG_RULE = "1-64 characters of A-Z a-z 0-9 . _ - (starting with a letter or digit)"
+
+
+def is_slug(name: object) -> bool:
+    """Whether ``name`` can name a task, a collection or a project (:data:`SLUG`). A name that cannot is never
+    looked up: PostgreSQL refuses NUL in a query's text (a 500), and no row can match it anyway."""
+    return isinstance(name, str) and SLUG.fullmatch(name) is not None
+
+
+def check_slug(name: object, what: str, error: type[Exception]) -> str:
+    """``name`` if :func:`is_slug`; else ``error`` saying what was received and what is allowed.
+
+    >>> check_slug("dq-2026", "task", ValueError)
+    'dq-2026'
+    """
+    if not is_slug(name):
+        raise error(f"{what} name {describe(name)} is not allowed; allowed are {SLUG_RULE}")
+    return name  # type: ignore[return-value]
 
 REFUSED_CATEGORIES = {"Cc": "control", "Cf": "format", "Cs": "surrogate", "Co": "private-use", "Cn": "unassigned",
                       "Zl": "line separator", "Zp": "paragraph separator"}

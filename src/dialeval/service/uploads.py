@@ -1,5 +1,7 @@
-"""Refuse request bodies over the upload limit before they are read (413), as an ASGI middleware.
+"""Refuse request bodies over their limit before they are read (413), as an ASGI middleware.
 
+Only an upload (a ``multipart/form-data`` body: a run, a gold file) may be as long as the organiser's upload
+limit; every other body (JSON, a page's form) is a few fields and may hold at most :data:`MAX_FORM_BYTES`.
 A declared ``Content-Length`` over the limit is refused at once, without reading the body; a body
 without one (chunked) is counted as it streams and cut off as soon as it passes the limit. Route
 handlers still check the exact size of the file itself (:func:`read_upload`).
@@ -15,28 +17,36 @@ from dialeval.service.errors import TooLarge
 
 MULTIPART_SLACK = 64 * 1024
 """Room for the multipart envelope and the small form fields around the file."""
+MAX_FORM_BYTES = 64 * 1024
+"""Longest body that is not an upload: a JSON request or a page's form (a chat turn, a dialogue's labels)."""
 
 
-def too_large_message(limit: int) -> str:
+def too_large_message(limit: int, what: str = "the upload") -> str:
     mb = f" ({limit / 1048576:.1f} MB)" if limit >= 1048576 else ""
-    return f"the upload is larger than the limit of {limit} bytes{mb}"
+    return f"{what} is larger than the limit of {limit} bytes{mb}"
 
 
 class BodyLimit:
-    """ASGI middleware: 413 for request bodies longer than ``max_bytes`` plus :data:`MULTIPART_SLACK`."""
+    """ASGI middleware: 413 for an upload (``multipart/form-data``) longer than ``max_bytes`` plus
+    :data:`MULTIPART_SLACK`, and for any other request body longer than :data:`MAX_FORM_BYTES`."""
 
     def __init__(self, app, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
-        self.cap = max_bytes + MULTIPART_SLACK
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
-        length = dict(scope["headers"]).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.cap:
-            await self._refuse(send)
+        headers = dict(scope["headers"])
+        if headers.get(b"content-type", b"").lower().startswith(b"multipart/form-data"):
+            cap, why = self.max_bytes + MULTIPART_SLACK, too_large_message(self.max_bytes)
+        else:
+            cap = MAX_FORM_BYTES
+            why = too_large_message(cap, "a request body that is not an upload (multipart/form-data)")
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > cap:
+            await self._refuse(send, why)
             return
         seen, too_big, refused = 0, False, False
 
@@ -49,7 +59,7 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.cap:
+                if seen > cap:
                     too_big = True
                     return {"type": "http.disconnect"}
             return message
@@ -60,7 +70,7 @@ class BodyLimit:
                 await send(message)
             elif message["type"] == "http.response.start" and not refused:
                 refused = True
-                await self._refuse(send)
+                await self._refuse(send, why)
 
         try:
             await self.app(scope, counted_receive, guarded_send)
@@ -68,10 +78,11 @@ class BodyLimit:
             if not too_big:
                 raise
         if too_big and not refused:
-            await self._refuse(send)
+            await self._refuse(send, why)
 
-    async def _refuse(self, send) -> None:
-        body = json.dumps({"detail": too_large_message(self.max_bytes)}).encode()
+    @staticmethod
+    async def _refuse(send, message: str) -> None:
+        body = json.dumps({"detail": message}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                                 (b"connection", b"close")]})

@@ -149,6 +149,8 @@ def test_organiser_status_api_and_page(pj):
     token = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
     r = pj.client.post("/annotate/p1/status", data={"token": admin, "csrf": token})
     assert r.status_code == 200 and "A002" in r.text and "1.000" in r.text
+    assert "<strong>2</strong> of 2\nitems complete" in r.text and "built-in method" not in r.text
+    assert "(; agreement" not in r.text
     # the page's exclude form: CSRF and the organiser token again; the annotator's items go back to the pool
     form = {"token": admin, "annotator": "A002", "csrf": token}
     assert pj.client.post("/annotate/p1/exclude", data={**form, "csrf": "forged"}).status_code == 403
@@ -171,6 +173,16 @@ def test_hidden_speakers_offer_ismachine_and_hide_names_and_ids(pj):
     assert v["item"]["dialogue_id"] is None
     assert [t["speaker"] for t in v["item"]["turns"]] == ["Speaker 1", "Speaker 2"] * 2
     assert _label(pj, codes[0], v["assignment"], 1, "ismachine", "yes").status_code == 200
+
+
+def test_hidden_speakers_name_tags_do_not_say_which_is_the_system(pj):
+    """The exported chats' name tags (SYSTEM_NAME, USER_NAME) would give the ISMACHINE answer away."""
+    corpus = chats_corpus(1)
+    corpus.dialogues[0].turns[0].utterances = ["Hello SYSTEM_NAME, I am USER_NAME."]
+    codes = pj.project("p1", corpus, overlap=1, n_codes=2, hide_speakers=True)
+    assert _next(pj, codes[0])["item"]["turns"][0]["text"] == "Hello SPEAKER2_NAME, I am SPEAKER1_NAME."
+    shown = pj.project("p2", corpus, overlap=1, n_codes=1)
+    assert _next(pj, shown[0], "p2")["item"]["turns"][0]["text"] == "Hello SYSTEM_NAME, I am USER_NAME."
 
 
 def test_unknown_project_and_bad_bodies(pj):

@@ -69,6 +69,11 @@ def test_chat_then_three_annotators_label_with_the_keyboard_then_gold(sqlite_url
                 expect(p.locator("#keys")).to_contain_text("VALID / ACCEPTABLE / INVALID")
                 expect(p.locator(".control button kbd").first).to_have_text("1")
                 p.locator("body").click()
+                if i == 0:  # Enter with labels missing says so, and takes the keyboard to the first one
+                    p.keyboard.press("Enter")
+                    expect(p.locator("#saved")).to_contain_text("5 labels still missing")
+                    assert p.evaluate("document.activeElement.getAttribute('aria-label')") == "validity: VALID"
+                    p.locator("body").click()
                 mine = {}
                 for j, turn in enumerate(range(1, 10, 2)):
                     if j == i:
@@ -82,6 +87,8 @@ def test_chat_then_three_annotators_label_with_the_keyboard_then_gold(sqlite_url
                 p.screenshot(path=str(tmp_path / f"annotator{i}-labelled.png"), full_page=True)
                 p.keyboard.press("Enter")
                 expect(p.locator("#done")).to_be_visible()
+                expect(p.locator("#submit")).to_be_hidden()
+                expect(p.locator(".keys")).to_be_hidden()
                 expect(p.locator("#progress-text")).to_contain_text("you finished 1 item")
                 p.screenshot(path=str(tmp_path / f"annotator{i}.png"), full_page=True)
                 assert problems == []

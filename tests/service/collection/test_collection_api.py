@@ -161,5 +161,7 @@ def test_hostile_input_is_refused_never_a_server_error(ch):
     r = ch.client.post(f"/api/collections/c1/sessions/{sid}/turns", content=b'{"utterance": "a\\ud800"}',
                        headers={"Authorization": f"Bearer {code}", "Content-Type": "application/json"})
     assert r.status_code == 422 and "lone surrogate" in r.text
-    r = ch.client.post("/collections/c1/join", data={"code": "x" * 100_000, "csrf": "a"})
+    r = ch.client.post("/collections/c1/join", data={"code": "x" * 10_000, "csrf": "a"})
     assert r.status_code == 403
+    r = ch.client.post("/collections/c1/join", data={"code": "x" * 100_000, "csrf": "a"})
+    assert r.status_code == 413  # a form is not an upload: 64 KB at most

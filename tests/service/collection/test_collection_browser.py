@@ -47,7 +47,7 @@ def test_a_participant_chats_five_turns_and_ends(sqlite_url, tmp_path, browser):
             page.wait_for_selector("#end:enabled")
             page.click("#end")
             page.wait_for_selector("#again:visible")
-            assert "The chat has ended (ended by USER)" in page.inner_text("#chat-status")
+            assert "The chat has ended (you ended it)" in page.inner_text("#chat-status")
             assert page.locator("#utterance").is_disabled()
             page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
             assert problems == []

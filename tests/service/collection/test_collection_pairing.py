@@ -164,6 +164,16 @@ def test_websocket_refusals(ch):
         w.send_json({"type": "auth", "code": u1, "name": "<script>"})
         m = w.receive_json()
         assert m["type"] == "error" and m["status"] == 422 and "nickname" in m["detail"]
+    # A value that is not text is not echoed in full; a long refusal still closes with a proper close frame
+    # (its reason cut to the frame's 123 bytes, never half a character).
+    for name, cut in ((["a" * 100_000], "is not text"), ("日本" * 30, "nickname")):
+        with ch.client.websocket_connect("/api/collections/hh/ws") as w:
+            w.send_json({"type": "auth", "code": u1, "name": name})
+            m = w.receive_json()
+            assert m["status"] == 422 and len(m["detail"]) < 2000 and cut in m["detail"]
+            with pytest.raises(WebSocketDisconnect) as e:
+                w.receive_json()
+            assert e.value.code == 4422 and 0 < len(e.value.reason.encode()) <= 123
     with ch.client.websocket_connect("/api/collections/hh/ws") as w:
         w.send_json({"type": "auth", "code": u1})
         assert _until(w, "state")["session"]["status"] == "waiting"

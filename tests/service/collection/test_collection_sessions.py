@@ -48,6 +48,11 @@ def test_ids_and_names():
     for bad in ("user_name", "<script>", "-ann", "a" * 41, "ann\x00", 5, None):
         with pytest.raises(Invalid):
             S.check_person_name(bad)
+    # The export replaces a name wherever it stands as a word: "you" would rewrite every turn of the chat.
+    for common in ("you", "You", "I", "the", "you too", "x"):
+        with pytest.raises(Invalid, match="common word or a single letter"):
+            S.check_person_name(common)
+    assert S.check_person_name("Lee") == "Lee" and S.check_person_name("Jo") == "Jo"
 
 
 def test_utterances():
@@ -56,3 +61,8 @@ def test_utterances():
         with pytest.raises(Invalid):
             S.clean_utterance(bad)
     assert S.clean_utterance("<script>alert(1)</script>") == "<script>alert(1)</script>"  # stored as written
+    for override in ("\u202e", "\u202a", "\u2066", "\u2069"):  # reorder what annotators see
+        with pytest.raises(Invalid, match=f"bidi control U\\+{ord(override):04X}"):
+            S.clean_utterance(f"good {override}doog")
+    hebrew = "\u05e9\u05dc\u05d5\u05dd \u200fok\u200e"  # right-to-left writing and its marks stay
+    assert S.clean_utterance(hebrew) == hebrew

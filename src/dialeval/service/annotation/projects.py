@@ -13,13 +13,15 @@ PostgreSQL rows are locked):
 
 Locks are taken in the order project -> annotator -> assignment -> item, items in id order when a
 transaction changes several, and "next item" waits for an item's row only while it holds no other item's
-row (see :func:`_find`), so no two transactions wait on each other. Saving a label locks only the
-annotator's assignment (and its item when an expired assignment takes a slot again).
+row (see :func:`_find`), so no two transactions wait on each other. Saving a label or submitting locks the
+annotator's row (checking under that lock that they are not excluded, and serializing their own requests),
+then their assignment (and its item when an expired assignment takes a slot again).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,12 +36,14 @@ from dialeval.service.annotation.schemes import DIALOGUE, SCHEMES, Scheme, get_s
 from dialeval.service.annotation.tables import AnnotationItem, AnnotationProject, Annotator, Assignment, Label
 from dialeval.service.db import Database
 from dialeval.service.errors import Conflict, Forbidden, Invalid, NotFound
-from dialeval.service.names import SLUG
+from dialeval.service.names import check_slug, is_slug
 
 KIND = "annotation"
 MAX_OVERLAP = 1000
 MAX_GUIDELINES = 200_000
 MAX_ITEMS = 100_000
+MAX_ANNOTATOR = 2**31 - 1  # annotators.number is a 32-bit integer on PostgreSQL
+EXCLUDED = "the organisers have closed this code's work in the project; thank you"
 
 
 # ---------------------------------------------------------------------------------------------- projects
@@ -78,9 +82,7 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
     Conflict
         The name is taken (by a project or by a chat collection).
     """
-    if not isinstance(name, str) or not SLUG.fullmatch(name):
-        raise Invalid(f"project name {describe(name)} is not allowed; use 1-64 of A-Z a-z 0-9 . _ - (starting "
-                      "with a letter or digit)")
+    check_slug(name, "project", Invalid)
     try:
         sch = get_scheme(scheme)
         timeout_s = policy.parse_duration(timeout)
@@ -113,7 +115,7 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
 def get_project(db: Database, name: str) -> AnnotationProject:
     """The project called ``name``; :class:`NotFound` otherwise (a name no project can have is not looked up:
     PostgreSQL refuses NUL in a query's text)."""
-    if not SLUG.fullmatch(str(name)):
+    if not is_slug(name):
         raise NotFound(f"no annotation project named {describe(name)}")
     with db.read() as s:
         p = s.scalar(select(AnnotationProject).where(AnnotationProject.name == name))
@@ -160,7 +162,7 @@ def annotator(db: Database, name: str, code: str | None, now: datetime) -> Who:
     from dialeval.service.db import Invitation
     from dialeval.service.tokens import hash_token
 
-    if not SLUG.fullmatch(str(name)):
+    if not is_slug(name):
         get_project(db, name)  # 404, before any query
     if not code or not isinstance(code, str):
         invitations.check(db, code, KIND, name)  # raises the one refusal message
@@ -186,8 +188,20 @@ def annotator(db: Database, name: str, code: str | None, now: datetime) -> Who:
                 a = Annotator(project_id=p.id, invitation_id=inv.id, number=n + 1, joined_at=now, excluded_at=None)
                 s.add(a)
     if a.excluded_at is not None:
-        raise Forbidden("the organisers have closed this code's work in the project; thank you")
+        raise Forbidden(EXCLUDED)
     return Who(p, a)
+
+
+def _lock_annotator(s, who: Who) -> None:
+    """Lock the annotator's row (one request of theirs at a time) and refuse an excluded annotator.
+
+    :func:`annotator` checked the exclusion in a read before; an organiser may have excluded them since, so
+    every write of theirs checks again under this lock (:func:`exclude_annotator` updates the same row).
+    """
+    row = s.execute(select(Annotator.excluded_at).where(Annotator.id == who.annotator.id)
+                    .with_for_update(key_share=True)).first()
+    if row is None or row.excluded_at is not None:
+        raise Forbidden(EXCLUDED)
 
 
 def _lock_project(s, project_id: int) -> None:
@@ -287,7 +301,7 @@ def next_assignment(db: Database, who: Who, now: datetime) -> Assignment | None:
     expire_overdue(db, p, now)
     for _attempt in range(5):
         with db.write() as s:
-            s.execute(select(Annotator.id).where(Annotator.id == a.id).with_for_update(key_share=True))
+            _lock_annotator(s, who)
             cur = s.scalar(select(Assignment).where(Assignment.annotator_id == a.id, Assignment.state == "active")
                            .order_by(Assignment.id).limit(1))
             if cur is not None:
@@ -318,8 +332,15 @@ def _own(s, who: Who, assignment_id: int, lock: bool = False) -> Assignment:
 
 def _reopen(s, who: Who, asg: Assignment, now: datetime) -> None:
     """An assignment (row locked by the caller) that may be overdue: still holding its slot, it is renewed;
-    expired, it takes a slot again while its item has a free one (else :class:`Conflict`)."""
+    expired, it takes a slot again while its item has a free one and the annotator holds no other active
+    assignment (else :class:`Conflict`; the caller holds the annotator's row, see :func:`_lock_annotator`)."""
     if asg.state == "expired":
+        other = s.scalar(select(Assignment.id).where(Assignment.annotator_id == who.annotator.id,
+                                                     Assignment.state == "active", Assignment.id != asg.id)
+                         .order_by(Assignment.id).limit(1))
+        if other is not None:
+            raise Conflict(f"this item's time ran out (assignment {asg.id} expired) and you hold another item "
+                           f"now (assignment {other}); finish that one first")
         slot = _claim(s, who.project, asg.item_id)
         if slot is None:
             raise Conflict("this item's time ran out and it went to other annotators; ask for the next item")
@@ -352,6 +373,7 @@ def save_label(db: Database, who: Who, assignment_id: int, turn: int, scale: str
     """
     scheme = scheme_of(who.project)
     with db.write() as s:
+        _lock_annotator(s, who)
         asg = _own(s, who, assignment_id, lock=True)
         _check_label(scheme, who, s.get(AnnotationItem, asg.item_id), turn, scale, value)
         if asg.state in ("finished", "excluded"):
@@ -380,6 +402,7 @@ def submit(db: Database, who: Who, assignment_id: int, now: datetime) -> Assignm
     """Finish an assignment: every required control labelled; the item's finished count goes up by one."""
     scheme = scheme_of(who.project)
     with db.write() as s:
+        _lock_annotator(s, who)
         asg = _own(s, who, assignment_id, lock=True)
         if asg.state == "finished":
             return asg
@@ -439,6 +462,30 @@ def speaker_label(sender: str, senders: list[str], hidden: bool) -> str:
     return f"Speaker {order.index(sender) + 1}"
 
 
+_ROLE_TAG = re.compile(r"\b([A-Z]+[0-9]*)_NAME\b")
+
+
+def _shown(text: str, senders: list[str], hidden: bool) -> str:
+    return neutral_name_tags(text, senders) if hidden else text
+
+
+def neutral_name_tags(text: str, senders: list[str]) -> str:
+    """With speakers hidden, the WOCHAT name tags in a text (``SYSTEM_NAME``, ``USER1_NAME``: a speaker's name
+    replaced by its role) name the speaker as annotators see it instead, so that no tag says which one is the
+    system (the ISMACHINE judgement is then the annotator's own).
+
+    >>> neutral_name_tags("Hi SYSTEM_NAME, I am USER_NAME", ["user", "system"])
+    'Hi SPEAKER2_NAME, I am SPEAKER1_NAME'
+    """
+    order = [s.upper() for s in dict.fromkeys(senders)]
+
+    def label(m: re.Match) -> str:
+        role = m.group(1)
+        return f"SPEAKER{order.index(role) + 1}_NAME" if role in order else "SPEAKER_NAME"
+
+    return _ROLE_TAG.sub(label, text)
+
+
 def assignment_view(who: Who, asg: Assignment, item: AnnotationItem, labels: list[Label]) -> dict:
     """The assignment as the page and the API show it: the dialogue, what to label, the annotator's labels."""
     p, scheme = who.project, scheme_of(who.project)
@@ -448,7 +495,8 @@ def assignment_view(who: Who, asg: Assignment, item: AnnotationItem, labels: lis
     return {"assignment": asg.id, "state": asg.state, "expires_at": asg.expires_at.isoformat(),
             "item": {"position": item.position, "dialogue_id": None if p.hide_speakers else item.dialogue_id,
                      "turns": [{"index": i, "speaker": speaker_label(t["sender"], senders, p.hide_speakers),
-                                "text": "\n".join(u for u in t["utterances"] if u)} for i, t in enumerate(turns)]},
+                                "text": _shown("\n".join(u for u in t["utterances"] if u), senders, p.hide_speakers)}
+                               for i, t in enumerate(turns)]},
             "units": [{"turn": u, "controls": [c.name for c in cs]} for u, cs in units],
             "labels": [{"turn": lab.turn, "scale": lab.scale, "value": lab.value} for lab in labels],
             "missing": [{"turn": u, "scale": sc} for u, sc in missing(scheme, who, item, labels)]}
@@ -458,12 +506,18 @@ def assignment_view(who: Who, asg: Assignment, item: AnnotationItem, labels: lis
 
 
 def find_annotator(db: Database, p: AnnotationProject, ref: str) -> Annotator:
-    """An annotator by its id (``A003``) or number (``3``)."""
+    """An annotator by its id (``A003``) or number (``3``): ASCII digits only (``str.isdigit`` takes ``²``,
+    which ``int`` refuses); a number no annotator can have (0, or beyond the column's range, which PostgreSQL
+    refuses to compare) is :class:`NotFound` without a query."""
     text = str(ref).strip().upper().removeprefix("A")
-    if not text.isdigit():
+    if not text or not text.isascii() or not text.isdigit():
         raise Invalid(f"annotator {describe(ref)} is not an annotator id; use e.g. A003 (see annotation-status)")
+    digits = text.lstrip("0") or "0"
+    number = int(digits) if len(digits) <= len(str(MAX_ANNOTATOR)) else 0  # no int() of thousands of digits
+    if not 1 <= number <= MAX_ANNOTATOR:
+        raise NotFound(f"no annotator {describe(ref)} in project {p.name!r}")
     with db.read() as s:
-        a = s.scalar(select(Annotator).where(Annotator.project_id == p.id, Annotator.number == int(text)))
+        a = s.scalar(select(Annotator).where(Annotator.project_id == p.id, Annotator.number == number))
     if a is None:
         raise NotFound(f"no annotator {describe(ref)} in project {p.name!r}")
     return a
@@ -471,7 +525,10 @@ def find_annotator(db: Database, p: AnnotationProject, ref: str) -> Annotator:
 
 def exclude_annotator(db: Database, name: str, ref: str, now: datetime) -> dict:
     """Exclude an annotator: their code stops working, their assignments (finished too) free their slots so
-    that other annotators redo those items; their labels are kept but never exported or counted."""
+    that other annotators redo those items; their labels are kept but never exported or counted.
+
+    Their expired assignments (which hold no slot) are closed too, so that none can take a slot again.
+    ``assignments_returned`` counts the slots freed."""
     p = get_project(db, name)
     a = find_annotator(db, p, ref)
     with db.write() as s:
@@ -479,11 +536,14 @@ def exclude_annotator(db: Database, name: str, ref: str, now: datetime) -> dict:
         s.execute(update(Annotator).where(Annotator.id == a.id, Annotator.excluded_at.is_(None))
                   .values(excluded_at=now))  # first: next_assignment locks annotator, then item
         rows = list(s.scalars(select(Assignment).where(Assignment.annotator_id == a.id,
-                                                       Assignment.state.in_(policy.LIVE))
+                                                       Assignment.state.in_((*policy.LIVE, "expired")))
                               .order_by(Assignment.item_id).with_for_update()))
+        returned = 0
         for asg in rows:
-            s.execute(update(AnnotationItem).where(AnnotationItem.id == asg.item_id).values(
-                live=AnnotationItem.live - 1,
-                finished=AnnotationItem.finished - (1 if asg.state == "finished" else 0)))
+            if asg.state in policy.LIVE:
+                s.execute(update(AnnotationItem).where(AnnotationItem.id == asg.item_id).values(
+                    live=AnnotationItem.live - 1,
+                    finished=AnnotationItem.finished - (1 if asg.state == "finished" else 0)))
+                returned += 1
             asg.state, asg.slot = "excluded", None
-    return {"annotator": policy.annotator_id(a.number), "assignments_returned": len(rows)}
+    return {"annotator": policy.annotator_id(a.number), "assignments_returned": returned}

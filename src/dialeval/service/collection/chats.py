@@ -28,7 +28,7 @@ from dialeval.service.collection.engines import DEFAULT_TIMEOUT_S, EngineError, 
 from dialeval.service.collection.tables import ChatSession, ChatTurn, Collection
 from dialeval.service.db import Database, Invitation
 from dialeval.service.errors import Invalid, NotFound
-from dialeval.service.names import SLUG
+from dialeval.service.names import check_slug, is_slug
 
 KIND = "collection"
 TOUCH_EVERY = timedelta(seconds=5)
@@ -45,9 +45,7 @@ def create_collection(db: Database, name: str, engine_spec: str | None, now: dat
 
     The engine is built (and a ``builtin:retrieval`` corpus read) once here, so a bad spec fails now.
     """
-    if not isinstance(name, str) or not SLUG.fullmatch(name):
-        raise Invalid(f"collection name {name!r} is not allowed; use 1-64 of A-Z a-z 0-9 . _ - (starting with a "
-                      "letter or digit)")
+    check_slug(name, "collection", Invalid)
     lo, hi = sessions.MAX_TURNS_RANGE
     if isinstance(max_turns, bool) or not isinstance(max_turns, int) or not lo <= max_turns <= hi:
         raise Invalid(f"max turns {max_turns!r} is not allowed; allowed are integers from {lo} to {hi}")
@@ -77,7 +75,7 @@ def get_collection(db: Database, name: str) -> Collection:
     cache = db.__dict__.setdefault("_dialeval_collections", {})
     if name in cache:
         return cache[name]
-    if not SLUG.fullmatch(str(name)):  # a name no collection can have is not looked up (PostgreSQL refuses NUL)
+    if not is_slug(name):
         raise NotFound(f"no collection named {describe(name)}")
     with db.read() as s:
         c = s.scalar(select(Collection).where(Collection.name == name))

@@ -33,6 +33,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
 from dialeval.service import csrf
+from dialeval.service.boundary import close_reason, detail
 from dialeval.service.collection import chats
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
@@ -162,8 +163,8 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             await _relay(websocket, queue, c, inv, sess.id)
         except ServiceError as e:
             with contextlib.suppress(Exception):
-                await websocket.send_json({"type": "error", "detail": e.message, "status": e.status})
-                await websocket.close(code=4000 + e.status, reason=e.message[:120])
+                await websocket.send_json({"type": "error", "detail": detail(e.message), "status": e.status})
+                await websocket.close(code=4000 + e.status, reason=close_reason(e.message))
         except (_Closed, WebSocketDisconnect):
             pass
         finally:

@@ -22,9 +22,11 @@ Examples
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from dialeval.errors import describe
 from dialeval.service.errors import Conflict, Invalid
 
 STATUSES = ("waiting", "active", "ended", "abandoned")
@@ -41,6 +43,9 @@ WAIT_ALIVE = timedelta(seconds=30)
 _ENGINE_NAME = re.compile(r"^[A-Za-z](?:[A-Za-z0-9.-]{0,30}[A-Za-z.-])?$")
 _PERSON = re.compile(r"^[^\W_](?:[^\W_]|[ .'-]){0,38}(?<=[^\W_])$|^$")
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+_BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
+"""Bidi embeddings, overrides and isolates: they reorder the text annotators see (``abc`` typed after U+202E
+shows as ``cba``). The marks U+200E/U+200F/U+061C, which right-to-left writing uses, stay allowed."""
 
 
 def roles(human_human: bool) -> tuple[str, str]:
@@ -119,22 +124,50 @@ def check_engine_name(name: str) -> str:
 def check_person_name(name: object) -> str:
     """A participant's nickname (``<user_name>``): 0-40 letters, digits, spaces, ``.`` ``'`` ``-``.
 
-    Underscores are refused so that no name can ever occur inside a tag such as ``USER_NAME``.
+    Underscores are refused so that no name can ever occur inside a tag such as ``USER_NAME``. A name made only
+    of common words (:data:`COMMON_WORDS`: "you", "I", "the", "you too", "thank you") or of one Latin letter is
+    refused too: the export replaces a name wherever it stands as a word, in every turn of the chat
+    (:func:`dialeval.service.collection.export.replace_names`), and "you" would become ``USER_NAME`` throughout.
     """
     if not isinstance(name, str):
-        raise Invalid(f"nickname {name!r} is not text")
+        raise Invalid(f"nickname {describe(name)} is not text")
     name = " ".join(name.split())
     if not _PERSON.match(name):
         raise Invalid(f"nickname {name[:60]!r} is not allowed; use at most 40 letters, digits, spaces, '.', "
                       "\"'\" or '-', starting and ending with a letter or digit (or leave it empty)")
+    if name and ((len(name) == 1 and name.isascii()) or _common_words_only(name)):
+        raise Invalid(f"nickname {name!r} is not allowed: the exported chats replace your name wherever it stands "
+                      "as a word, and it is a common word or a single letter; use a name, or leave it empty")
     return name
 
 
+COMMON_WORDS = frozenset({
+    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because",
+    "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "each",
+    "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him",
+    "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most",
+    "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
+    "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their",
+    "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+    "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom",
+    "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "yes", "yeah", "ok", "okay",
+    "hi", "hello", "hey", "bye", "thanks", "thank", "please", "sorry", "well", "oh", "good", "great", "nice", "fine",
+    "sure", "maybe",
+})
+"""Words a nickname may not consist of only: English function words and the commonest chat words. The export
+replaces a participant's name wherever it stands as a word (:func:`check_person_name`)."""
+
+
+def _common_words_only(name: str) -> bool:
+    return all(w in COMMON_WORDS for w in re.split(r"[ .'-]+", name.casefold()) if w)
+
+
 def clean_utterance(text: object) -> str:
-    """An utterance as stored: line ends made ``\\n``, outer blanks removed; empty, too long or control
-    characters (which XML cannot carry) are refused (:class:`Invalid`, 422)."""
+    """An utterance as stored: line ends made ``\\n``, outer blanks removed; empty, too long, control
+    characters (which XML cannot carry) and bidi overrides (:data:`_BIDI_CONTROL`) are refused
+    (:class:`Invalid`, 422)."""
     if not isinstance(text, str):
-        raise Invalid(f"utterance {text!r} is not text")
+        raise Invalid(f"utterance {describe(text)} is not text")
     text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
     if not text:
         raise Invalid("the utterance is empty; write something")
@@ -143,4 +176,8 @@ def clean_utterance(text: object) -> str:
     if _CTRL.search(text):
         raise Invalid("the utterance holds a control character or a lone surrogate, which XML cannot carry; "
                       "remove it")
+    if m := _BIDI_CONTROL.search(text):
+        c = m.group()
+        raise Invalid(f"the utterance holds the bidi control U+{ord(c):04X} ({unicodedata.name(c)}), which "
+                      "reorders what annotators see; remove it (the marks U+200E and U+200F are allowed)")
     return text

@@ -25,7 +25,7 @@ from dialeval.service.db import Database, Team
 from dialeval.service.leaderboard.runs import all_finite
 from dialeval.service.leaderboard.tables import Submission, Task
 from dialeval.service.leaderboard.tasks import get_task, task_info
-from dialeval.service.names import SLUG
+from dialeval.service.names import is_slug
 from dialeval.tasks import get as declared_task
 
 PER = ("team", "run")
@@ -67,7 +67,7 @@ def fingerprint(db: Database, task_name: str) -> tuple | None:
     quotas, and of its runs: the count and newest id (runs are only ever added), and the sum of the chosen
     ids (a team's pick). Final scores are written in the transaction that closes the task.
     """
-    if not SLUG.fullmatch(str(task_name)):
+    if not is_slug(task_name):
         return None
     agg = (Task.id, Task.created_at, Task.closed_at, Task.deadline, Task.daily_limit, Task.total_limit)
     with db.read() as s:

@@ -43,13 +43,14 @@ def run_layout(key: str) -> str:
     Examples
     --------
     >>> run_layout("quality")
-    'a JSON array of {"id", "quality": ...} records (FORMATS.md §1)'
+    'a JSON array of {"id", "quality": ...} records, the STC-3/DialEval submission format (dialeval predict writes it)'
     >>> run_layout("dbdc-breakdown")[:54]
     'a JSON array of {"id", "turns": [{"turn", "breakdown":'
     """
     t = declared.get(key)
     if t.subtask is not None:
-        return f'a JSON array of {{"id", "{t.subtask}": ...}} records (FORMATS.md §1)'
+        return (f'a JSON array of {{"id", "{t.subtask}": ...}} records, the STC-3/DialEval submission format '
+                "(dialeval predict writes it)")
     return (f'a JSON array of {{"id", "turns": [{{"turn", "{t.scales[0]}": {{level: probability}}}}]}} records '
             "(dialeval predict --to run), or a ZIP of DBDC3 *.labels.json files")
 

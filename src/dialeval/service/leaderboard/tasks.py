@@ -28,7 +28,7 @@ from dialeval.service.errors import Conflict, NotFound
 from dialeval.service.leaderboard.runs import SUBTASKS, columns_of, read_run, run_layout, score_run
 from dialeval.service.leaderboard.tables import Submission, SubmissionFile, Task, TaskGold
 from dialeval.service.leaderboard.uploaded import gold_from_bytes
-from dialeval.service.names import SLUG
+from dialeval.service.names import check_slug, is_slug
 from dialeval.service.uploads import clean_filename
 from dialeval.tasks import get as declared_task
 
@@ -118,9 +118,7 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
     DialevalError
         On a bad argument or gold file (the scorer's message). Conflict if the name is taken.
     """
-    if not isinstance(name, str) or not SLUG.fullmatch(name):
-        raise DialevalError(f"task name {describe(name)} is not allowed; allowed are 1-64 characters of "
-                            "A-Z a-z 0-9 . _ - (starting with a letter or digit)")
+    check_slug(name, "task", DialevalError)
     if subtask not in SUBTASKS:
         raise DialevalError(f"task {describe(subtask)} is not allowed; allowed are " + ", ".join(SUBTASKS))
     gold_name = clean_filename(gold_name, "gold.json")
@@ -156,8 +154,7 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
 def get_task(db: Database, name: str) -> Task:
     """The task called ``name``; :class:`NotFound` (listing the tasks) if there is none."""
     with db.read() as s:
-        # A name no task can have is not looked up (PostgreSQL refuses NUL in a query's text).
-        task = s.scalar(select(Task).where(Task.name == name)) if SLUG.fullmatch(str(name)) else None
+        task = s.scalar(select(Task).where(Task.name == name)) if is_slug(name) else None
         if task is None:
             names = s.scalars(select(Task.name).order_by(Task.name)).all()
             raise NotFound(f"no task named {describe(name)}; tasks are: " + (", ".join(names) or "(none yet)"))

@@ -56,11 +56,11 @@
     const given = view ? need - missing().length : 0;
     const bar = $("progress");
     bar.max = Math.max(need, 1);
-    bar.value = given;
+    bar.value = view ? given : (info && info.progress && info.progress.finished ? bar.max : 0);
     const p = (view && view.progress) || (info && info.progress) || { finished: 0 };
     $("progress-text").textContent = (view ? "this item: " + given + " of " + need + " labels · " : "") +
       "you finished " + p.finished + " item" + (p.finished === 1 ? "" : "s");
-    $("submit").disabled = !view || missing().length > 0 || busy;
+    $("submit").disabled = !view || busy;  // with labels missing, pressing it says which (submit())
   }
 
   function controlElement(turn, scale) {
@@ -68,6 +68,8 @@
     const box = el("span", "control");
     box.dataset.turn = turn;
     box.dataset.scale = scale;
+    box.setAttribute("role", "group");
+    box.setAttribute("aria-label", c.title);
     box.appendChild(el("span", "title", c.title));
     for (const lv of c.levels) {
       const b = el("button", "");
@@ -76,12 +78,16 @@
       b.appendChild(el("kbd", "", lv.key));
       b.appendChild(document.createTextNode(c.flag ? c.title : lv.value));
       b.title = c.flag ? "toggle " + c.title + " (" + lv.key + ")" : lv.value + " (" + lv.key + ")";
+      // read as "A: 2", not "12" (the key and the value run together otherwise); the key as a shortcut
+      b.setAttribute("aria-label", c.flag ? c.title : c.title + ": " + lv.value);
+      b.setAttribute("aria-keyshortcuts", lv.key);
+      b.setAttribute("aria-pressed", "false");
       b.addEventListener("click", () => {
         if (c.flag) setLabel(turn, scale, labels[key(turn, scale)] === "yes" ? "no" : "yes");
         else setLabel(turn, scale, lv.value);
         focusOn(turn, scale);
       });
-      if (c.flag) { b.setAttribute("aria-pressed", "false"); box.querySelector(".title").textContent = ""; }
+      if (c.flag) box.querySelector(".title").textContent = "";
       box.appendChild(b);
     }
     return box;
@@ -102,7 +108,9 @@
       const li = el("li", units[t.index] ? "labelled" : "context");
       li.dataset.turn = t.index;
       li.appendChild(el("span", "speaker", t.speaker));
-      li.appendChild(el("span", "text", t.text));
+      const said = el("span", "text", t.text);
+      said.dir = "auto";  // isolated: a right-to-left turn does not reorder the speaker's name
+      li.appendChild(said);
       if (units[t.index]) {
         const row = el("div", "controls");
         for (const s of units[t.index]) {
@@ -140,8 +148,9 @@
       const c = controls[box.dataset.scale];
       box.classList.toggle("missing", todo.has(k));
       for (const b of box.querySelectorAll("button")) {
-        if (c.flag) b.setAttribute("aria-pressed", labels[k] === "yes" ? "true" : "false");
-        else b.classList.toggle("chosen", labels[k] === b.dataset.value);
+        const on = c.flag ? labels[k] === "yes" : labels[k] === b.dataset.value;
+        b.setAttribute("aria-pressed", on ? "true" : "false");
+        if (!c.flag) b.classList.toggle("chosen", on);
       }
     }
   }
@@ -201,6 +210,9 @@
         $("dialogue-controls").hidden = true;
         $("item-title").textContent = "";
         $("done").hidden = false;
+        $("submit").hidden = true;
+        $("saved").textContent = "";
+        root.querySelector(".keys").hidden = true;
         info.progress = r.progress;
       } else {
         view = r;
@@ -215,7 +227,17 @@
   }
 
   async function submit() {
-    if (!view || missing().length || busy) return;
+    if (!view || busy) return;
+    const left = missing();
+    if (left.length) {  // say what is missing, and take the annotator there
+      $("saved").textContent = left.length + " label" + (left.length === 1 ? "" : "s") +
+        " still missing (marked *); the first is now in focus";
+      focusOn(left[0].turn, left[0].scale);
+      const box = root.querySelector('.control[data-turn="' + left[0].turn + '"][data-scale="' + CSS.escape(left[0].scale) + '"]');
+      const first = box && box.querySelector("button");
+      if (first) first.focus();
+      return;
+    }
     busy = true;
     progress();
     try {
@@ -235,8 +257,9 @@
     if (!view || ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const t = ev.target;
     if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA")) return;
-    const s = slots[focus];
     const k = ev.key;
+    if (t && t.tagName === "BUTTON" && (k === "Enter" || k === " ")) return;  // the focused button is pressed
+    const s = slots[focus];
     if (k === "Enter") { ev.preventDefault(); submit(); return; }
     if (k === "ArrowDown" || k === "j") { ev.preventDefault(); focus = Math.min(focus + 1, slots.length - 1); paintFocus(); return; }
     if (k === "ArrowUp" || k === "k") { ev.preventDefault(); focus = Math.max(focus - 1, 0); paintFocus(); return; }
@@ -266,6 +289,11 @@
   });
 
   $("submit").addEventListener("click", submit);
+  // Tab moves the keyboard's focus: the label in focus (where digit keys and Backspace act) follows it
+  root.addEventListener("focusin", (ev) => {
+    const box = ev.target.closest && ev.target.closest(".control");
+    if (box) focusOn(Number(box.dataset.turn), box.dataset.scale);
+  });
 
   (async function start() {
     try {

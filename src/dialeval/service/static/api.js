@@ -7,7 +7,12 @@ window.dialevalApi = function (base, code) {
   return async function call(method, path, body) {
     const headers = { "Authorization": "Bearer " + code };
     if (body !== undefined) headers["Content-Type"] = "application/json";
-    const r = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    let r;
+    try {
+      r = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch (e) {  // no answer at all ("Failed to fetch"): say what happened in words
+      throw new Error("the server could not be reached (connection lost?); nothing was saved by this step, try again");
+    }
     let data = null;
     try { data = await r.json(); } catch (e) { data = null; }
     if (!r.ok) {

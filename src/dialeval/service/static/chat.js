@@ -38,6 +38,7 @@
     who.textContent = roleName(t.speaker);
     const text = document.createElement("span");
     text.className = "utterance";
+    text.dir = "auto";  // isolated: a right-to-left utterance does not reorder the speaker's name
     text.textContent = t.utterance;
     li.append(who, text);
     turnsEl.append(li);
@@ -48,6 +49,11 @@
     if (session.next) return session.next === session.you;
     return lastPosition % 2 === 0;  // human-machine: the participant speaks at even counts
   }
+  function endReason(s) {  // "ended by USER1" is the export's wording; the page speaks to the person
+    const by = /^ended by (\w+)$/.exec(s.end_reason || "");
+    if (!by) return s.end_reason;
+    return by[1] === s.you ? "you ended it" : (by[1] === "SYSTEM" ? "the system ended it" : "the other person ended it");
+  }
   function render() {
     const open = session && session.status === "active";
     const canWrite = open && myTurn() && !busy && !(session.engine_error);
@@ -57,7 +63,7 @@
     againBtn.hidden = !(session && ["ended", "abandoned"].includes(session.status));
     if (!session) return;
     if (session.status === "waiting") setStatus("Waiting for another person to join…");
-    else if (session.status === "ended") setStatus("The chat has ended (" + session.end_reason + "). Thank you!");
+    else if (session.status === "ended") setStatus("The chat has ended (" + endReason(session) + "). Thank you!");
     else if (session.status === "abandoned") setStatus("The chat was abandoned.");
     else if (busy) setStatus(humanHuman ? "Sending…" : "Waiting for the reply…");
     else if (myTurn()) setStatus("Your turn (" + lastPosition + " of at most " + session.max_turns + " turns).");
