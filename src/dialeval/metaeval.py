@@ -233,7 +233,12 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
             keys = sorted(a)
             x, y = [a[k] for k in keys], [h.get(k) for k in keys]
         for method in methods:
-            c = correlate(x, y, method, level=ci_level, B=B, seed=seed)  # type: ignore[arg-type]
+            try:
+                c = correlate(x, y, method, level=ci_level, B=B, seed=seed)  # type: ignore[arg-type]
+            except DialevalError as e:  # say which correlation: the level and the dimension
+                pairs = "systems" if lv == "system" else "dialogues"
+                raise DialevalError(f"{lv} level, dimension {dim!r}: {e} (pairs: {pairs} with an automatic score; "
+                                    "a missing value is one without a rating of this dimension)") from None
             rows.append(CorrelationRow(lv, dim, method, c.statistic, c.pvalue, c.ci.low, c.ci.high, c.n,
                                        c.n_dropped))
     from dialeval import __version__

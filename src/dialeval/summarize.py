@@ -114,6 +114,10 @@ def _check(rec: object, file: Path, line: int) -> dict:
     if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
         raise DialevalError(f"line {line}: expected a prediction {{id, quality?, nugget?}}, received "
                             f"{describe(rec)}", file=str(file))
+    if "quality" not in rec and "nugget" not in rec:
+        what = "a dialogue (its turns), not a prediction" if "turns" in rec else "no quality and no nugget"
+        raise DialevalError(f"line {line}: {what}; summarize reads predictions {{id, quality?, nugget?}}, what "
+                            "`dialeval predict --out FOLDER` writes", file=str(file), dialogue=rec["id"])
     return rec
 
 

@@ -91,3 +91,34 @@ def test_usage_errors(demo_runs, capsys):
     assert run(["stats", "tukey", "--runs", str(demo_runs / "runs.txt"), str(bad)]) == 2
     assert "bad.matrix: line 2 has 2 value(s); expected 3" in capsys.readouterr().err
     assert np.isfinite(1.0)
+
+
+def test_from_reads_the_gold_in_the_named_format(demo_runs, capsys):
+    """--from, as evaluate/train take it: the gold read as that format, and named by its path in the report."""
+    gold = demo_runs / "gold.json"
+    argv = ["compare", str(demo_runs / "runs"), "--gold", str(gold), "-B", "50", "--format", "json"]
+    assert run([*argv, "--from", "stc3"]) == 0
+    assert json.loads(capsys.readouterr().out)["settings"]["scoring"]["gold"] == str(gold)
+    assert run([*argv, "--from", "dbdc"]) == 2
+    message = capsys.readouterr().err
+    assert message.startswith("error: ") and len(message.strip().splitlines()) == 1 and "gold.json" in message
+
+
+def test_a_report_written_again_leaves_no_file_of_the_earlier_one(demo_runs, capsys):
+    out_dir = demo_runs / "report"
+    base = ["compare", str(demo_runs / "runs"), "--gold", str(demo_runs / "gold.json"), "--out", str(out_dir)]
+    assert run([*base, "-B", "60", "--seed", "1", "-f", "md", "-f", "csv", "-f", "json", "--plot"]) == 0
+    (out_dir / "notes.md").write_text("mine")
+    capsys.readouterr()
+    assert run([*base, "-B", "20", "-f", "md"]) == 0
+    assert sorted(p.name for p in out_dir.iterdir()) == ["comparison.md", "notes.md"]
+    assert "removed 7 file(s) of an earlier report" in capsys.readouterr().err
+
+
+def test_options_are_checked_before_anything_is_written(demo_runs, capsys):
+    mat = demo_runs / "mat"
+    argv = ["compare", str(demo_runs / "runs"), "--gold", str(demo_runs / "gold.json"), "-B", "20"]
+    assert run([*argv, "--matrix-out", str(mat), "--measures", "bogus"]) == 2
+    assert not mat.exists() and "bogus" in capsys.readouterr().err
+    assert run([*argv, "--columns", "5"]) == 2
+    assert "--columns 5 sets the panels per row of --plot" in capsys.readouterr().err

@@ -38,7 +38,9 @@ def test_refusals(tmp_path):
     with pytest.raises(DialevalError, match="DBDC speakers are user"):
         write_dbdc(c, tmp_path / "x")
     write_dbdc(c, tmp_path / "y", sender_map={"customer": "user"})
-    other = Corpus([Dialogue("d", [Turn("system", ["x"], {VALIDITY: ["VALID"]}, ["a"])])], {VALIDITY: validity_scale()})
+    # validity beside breakdown labels: not written in place of them (alone, it would be: see below)
+    other = Corpus([Dialogue("d", [Turn("system", ["x"], {VALIDITY: ["VALID"], BREAKDOWN: ["X"]}, ["a"])])],
+                   {VALIDITY: validity_scale(), BREAKDOWN: breakdown_scale()})
     with pytest.raises(DialevalError, match="labels on validity"):
         write_dbdc(other, tmp_path / "z")
     assert write_dbdc(other, tmp_path / "w", drop_labels=True).dropped == ["labels of scale(s) validity"]
@@ -74,3 +76,41 @@ def test_dbdc_labels_file_names_are_safe_and_never_overwrite(tmp_path):
     with pytest.raises(DialevalError, match="two dialogue ids give the same file name"):
         write_dbdc_labels(_labels_run("b/1", "b_1"), str(tmp_path / "clash"))
     assert list((tmp_path / "clash").iterdir()) == []  # nothing written
+
+
+def test_a_file_name_is_refused_and_the_folder_follows_the_umask(tmp_path):
+    import os
+    import stat
+
+    for name in ("x.xml", "labels.json"):
+        with pytest.raises(DialevalError, match="DBDC logs are a folder"):
+            write_dbdc(_corpus(), tmp_path / name)
+        assert not (tmp_path / name).exists()
+    write_dbdc(_corpus(), tmp_path / "out")
+    with pytest.raises(DialevalError) as e:
+        write_dbdc(_corpus(), tmp_path / "out")
+    assert "not empty; give a new folder" in str(e.value) and ".xml" not in str(e.value)
+    old = os.umask(0o022)
+    try:
+        write_dbdc(_corpus(), tmp_path / "shared")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "shared").stat().st_mode) == 0o755  # not the 0700 of a private temp folder
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left
+
+
+def test_dbdc_to_wochat_and_back_keeps_every_label(tmp_path):
+    """WOCHAT's validity labels go back to breakdown labels (VALID, ACCEPTABLE, INVALID -> O, T, X)."""
+    from dialeval.io.wochat import read_wochat
+    from dialeval.io.wochat_writer import write_wochat
+
+    original = _corpus()
+    original.dialogues[0].id, original.dialogues[1].id = "IRIS00001", "IRIS00002"  # WOCHAT ids, kept as they are
+    write_wochat(original, tmp_path / "w", ids="strict")
+    report = write_dbdc(read_wochat(tmp_path / "w"), tmp_path / "back")
+    assert report.labels == 4 and report.mapping == {"VALID": "O", "ACCEPTABLE": "T", "INVALID": "X"}
+    assert any("validity" in line and "VALID -> O" in line for line in report.lines())
+    back = read_dbdc(tmp_path / "back")
+    got = {d.id: [(t.sender, t.labels.get(BREAKDOWN), t.annotators) for t in d.turns] for d in back}
+    want = {d.id: [(t.sender, t.labels.get(BREAKDOWN), t.annotators) for t in d.turns] for d in original}
+    assert got == want

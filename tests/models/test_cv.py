@@ -147,6 +147,7 @@ def _synthetic(n: int = 20, text: str = "x") -> list[dict]:
         for i in range(n)]
 
 
+@pytest.mark.filterwarnings("ignore::dialeval.models.leakage.RepeatedDialoguesWarning")  # made-up copies
 def test_several_files_trained_together_scored_apart():
     """Two copies of one file: the prior's training mean is unchanged, so both results equal the single file's."""
     from dialeval.models.cv import cross_validate_many
@@ -162,6 +163,7 @@ def test_several_files_trained_together_scored_apart():
     assert len(cross_validate_many([recs], "prior", folds=4)) == 1  # always a list
 
 
+@pytest.mark.filterwarnings("ignore::dialeval.models.leakage.RepeatedDialoguesWarning")  # made-up copies
 def test_several_files_never_train_on_a_held_out_id(monkeypatch):
     """Each fold's model sees no dialogue of that fold from any file (the files share ids: translations)."""
     from dialeval.models import baselines

@@ -140,3 +140,36 @@ def test_shipped_models_know_their_training_dialogues(name, parts, shared_data):
     for p in parts:
         corpus = dialeval.read_corpus(str(shared_data(*p)))
         assert model.in_training(corpus).count == len(corpus), p
+
+
+def _renamed_copy(corpus: Corpus, old: str, new: str) -> Corpus:
+    import dataclasses
+
+    d = next(d for d in corpus.dialogues if d.id == old)
+    return dataclasses.replace(corpus, dialogues=[*corpus.dialogues, dataclasses.replace(d, id=new)])
+
+
+def test_repeated_training_dialogues_are_said_once_before_training(tiny, capsys, tmp_path):
+    first = tiny.ids()[0]
+    doubled = _renamed_copy(tiny, first, "copy-of-first")
+    with pytest.warns(leakage.RepeatedDialoguesWarning,
+                      match=rf"^1 of the {len(tiny) + 1} training dialogue\(s\) repeat another one's turns "
+                            rf"\(ids {first} = copy-of-first\)"):
+        Prior("both").fit(doubled)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Prior("both").fit(tiny)                                      # no repeat: no warning
+    with pytest.warns(leakage.RepeatedDialoguesWarning, match="held out in one fold and trained on in another"):
+        from dialeval.models.cv import cross_validate
+        cross_validate(doubled, "prior", folds=2)
+
+
+def test_the_cli_says_a_repeat_once_in_one_line(tiny_gold_path, capsys, tmp_path):
+    from dialeval.cli.main import run
+
+    tiny_path = tiny_gold_path
+    assert run(["cv", str(tiny_path), str(tiny_path), "--model", "prior", "--model", "uniform", "--folds", "2"]) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("warning:")]
+    assert len(lines) == 1 and "repeat another one's turns" in lines[0] and "optimistic" in lines[0]
+    assert run(["train", str(tiny_path), str(tiny_path), "--model", "prior", "--out", str(tmp_path / "m")]) == 0
+    assert sum(x.startswith("warning:") for x in capsys.readouterr().err.splitlines()) == 1

@@ -92,6 +92,7 @@ def test_one_subtask(subtask, en60, assert_valid):
     assert_valid(model, en60)
 
 
+@pytest.mark.filterwarnings("ignore::dialeval.models.leakage.RepeatedDialoguesWarning")  # made-up copies
 def test_chinese_text_and_char_analyzer(assert_valid):
     t = lambda s, u: {"sender": s, "utterances": [u]}  # noqa: E731
     data = [{"id": str(i),

@@ -134,12 +134,14 @@ def test_targets_are_balanced_only_when_asked():
     assert np.array_equal(bal.votes, kept.votes) and np.array_equal(bal.rows, kept.rows)
 
 
+@pytest.mark.filterwarnings("ignore::dialeval.models.leakage.RepeatedDialoguesWarning")  # made-up copies
 @pytest.mark.parametrize("kind", ["uniform", "prior", "position", "linear"])
 def test_every_kind_takes_pools_and_saves_it(kind, tmp_path):
     model = train(_two_pool_corpus(), kind=kind, params={"pools": "balance"}, out=tmp_path / "m")
     assert Estimator.load(tmp_path / "m").params["pools"] == "balance" == model.params["pools"]
 
 
+@pytest.mark.filterwarnings("ignore::dialeval.models.leakage.RepeatedDialoguesWarning")  # made-up copies
 def test_prior_is_unchanged_by_balancing():
     """Balancing keeps the corpus's mean, which is what the prior predicts."""
     c = _two_pool_corpus()

@@ -113,3 +113,14 @@ def test_a_run_file_is_named_as_such(tmp_path, capsys):
     assert run(["summarize", str(tmp_path / "run.json")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "a JSON array (a run file?); summarize reads JSON Lines" in err
+
+
+def test_a_folder_of_dialogues_is_not_taken_for_predictions(tmp_path, capsys):
+    """The input logs of dialeval predict (dialogues with turns) used to give an empty '(none)' table and exit 0."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    dialogue = {"id": "d1", "system": "bot-a", "turns": [{"sender": "customer", "utterances": ["hi"]}]}
+    (logs / "day.jsonl").write_text(json.dumps(dialogue) + "\n")
+    assert run(["summarize", str(logs)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "dialogue d1" in err and "a dialogue (its turns), not a prediction" in err

@@ -91,3 +91,11 @@ def test_load_scores(tmp_path):
         load_scores(q)
     with pytest.raises(DialevalError, match="aggregate 'sum' is not allowed"):
         load_scores(p, aggregate="sum")
+
+
+def test_too_few_pairs_names_the_level_and_dimension():
+    auto = {"a": 1.0, "b": 2.0, "c": 3.0}
+    human = {"fluency": {"a": 2.0, "b": 1.0}}  # c has no rating: 2 pairs
+    with pytest.raises(DialevalError, match=r"^dialogue level, dimension 'fluency': 2 usable pair\(s\) after "
+                                            r"dropping 1 with a missing value.*without a rating of this dimension"):
+        correlate_with_humans(auto, human, levels=("dialogue",), B=50, seed=0)

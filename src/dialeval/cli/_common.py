@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import textwrap
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 
@@ -16,6 +18,28 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 def warn(message: str) -> None:
     err.print(f"warning: {message}", markup=False)
+
+
+@contextmanager
+def warnings_as_lines(*categories: type[Warning]) -> Iterator[None]:
+    """Inside the block, a warning of one of ``categories`` is printed at once as one ``warning:`` line (each
+    distinct message once, from wherever it comes); other warnings are shown as Python shows them."""
+    with warnings.catch_warnings():
+        show = warnings.showwarning
+        said: set[str] = set()
+
+        def one_line(message, category, filename, lineno, file=None, line=None) -> None:
+            if issubclass(category, categories):
+                if str(message) not in said:
+                    said.add(str(message))
+                    warn(str(message))
+            else:
+                show(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = one_line
+        for c in categories:
+            warnings.simplefilter("always", c)
+        yield
 
 
 def warn_coverage(file: object, extra: list[str], missing: list[str], *, strict: bool, worst: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from dialeval.cli._common import choice_enum, err, out
-from dialeval.cli._corpus_io import FROM_HELP, InFormat, load
+from dialeval.cli._corpus_io import FROM_HELP, InFormat, load, parse_pairs
 from dialeval.cli.admin import DbOption, _db, _service_call, admin_app
 from dialeval.errors import DialevalError
 from dialeval.io.formats import writable
@@ -102,11 +102,16 @@ def export_annotations_cmd(name: str = typer.Argument(...),
                            to: ExportTo = typer.Option(..., "--to", help="Format to write."),  # type: ignore[valid-type]
                            out_path: Path = typer.Option(..., "--out", help="Where: a new folder (WOCHAT: or a "
                                                          "file ending in .xml; STC-3: a .json file)."),
+                           senders: str | None = typer.Option(None, help="Sender map, e.g. "
+                                                              "'user=customer, system=helpdesk' (STC-3)."),
+                           drop_labels: bool = typer.Option(False, "--drop-labels", help="Write even if labels the "
+                                                            "format cannot hold must be dropped (they are listed)."),
                            database_url_: str | None = DbOption) -> None:
     """Write the finished annotations (each annotator's labels as given) for `dialeval gold`, `evaluate`..."""
     from dialeval.service.annotation.export import export_annotations
 
-    report = _service_call(export_annotations, _db(database_url_), name, to.value, out_path)
+    report = _service_call(export_annotations, _db(database_url_), name, to.value, out_path,
+                           sender_map=parse_pairs(senders, "--senders"), drop_labels=drop_labels)
     for line in report.lines():
         err.print(line, markup=False)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from dialeval.cli._common import choice_enum, err, warn
+from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, load
 from dialeval.cli.evaluate import check_not_swapped
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import check_output_folder
@@ -67,6 +68,8 @@ def register(app: typer.Typer) -> None:
                                            "1-alpha), in [0, 1]."),
         rsnod_variant: Variant = typer.Option("paper", "--rsnod-variant",  # type: ignore[valid-type]
                                               help="'paper' (default) or the 2018 script's all-bins RSNOD."),
+        from_: InFormat | None = typer.Option(None, "--from", help=FROM_HELP + " (of --gold)"),  # type: ignore[valid-type]
+        names: NamePolicy = typer.Option("error", "--wochat-names", help=NAMES_HELP),  # type: ignore[valid-type]
     ) -> None:
         """Compare RUNS scored against GOLD under every measure and key.
 
@@ -81,6 +84,8 @@ def register(app: typer.Typer) -> None:
             raise DialevalError("--plot writes means.png and means.svg and needs --out DIR")
         B, key, alpha, level = check_settings(iterations, seed, alpha, level)
         check_columns(columns)
+        if columns != DEFAULT_COLUMNS and not plot:
+            raise DialevalError(f"--columns {columns} sets the panels per row of --plot; add --plot or leave it out")
         files = run_files(runs, exclude=gold)
         for folder, what in ((out_dir, "the report"), (matrix_out, "the Discpower files")):
             if folder is not None:  # before the work: a wrong --out costs nothing
@@ -89,14 +94,17 @@ def register(app: typer.Typer) -> None:
             check_not_swapped(f, gold, usage="dialeval compare RUN... --gold GOLD")
         if matrix_out is not None:
             check_run_names([f.stem for f in files])
-        matrix = score_runs(files, str(gold), missing=_value(missing), nugget_alpha=nugget_alpha,
-                            rsnod_variant=_value(rsnod_variant))
+        read_as_given = from_ is None and _value(names) == "error"
+        matrix = score_runs(files, str(gold) if read_as_given else load(gold, from_, names), missing=_value(missing),
+                            nugget_alpha=nugget_alpha, rsnod_variant=_value(rsnod_variant))
+        if not read_as_given:  # the report names the gold file as when it is read by its path
+            matrix = replace(matrix, settings={**matrix.settings, "gold": str(gold)})
         for note in matrix.notes:
             warn(note)
+        selected = match_columns(matrix.columns, measures)  # before anything is written
         if matrix_out is not None:
             written = write_matrices(matrix_out, matrix.runs, matrix.ids, matrix.matrices())
             err.print(f"wrote {len(written)} Discpower files to {matrix_out}", markup=False)
-        selected = match_columns(matrix.columns, measures)
         comparison = compare_scored(matrix.select(selected), B=B, seed=key, alpha=alpha, level=level)
         if out_dir is None:
             sys.stdout.write(report_text(comparison, fmts[0]))
@@ -108,3 +116,16 @@ def register(app: typer.Typer) -> None:
         if plot:
             paths += plot_means(comparison, out_dir, columns=columns)
         err.print("wrote " + ", ".join(str(p) for p in paths), markup=False)
+        stale = _earlier_report_files(out_dir, paths)
+        for p in stale:
+            p.unlink()
+        if stale:
+            err.print(f"removed {len(stale)} file(s) of an earlier report in {out_dir} (another -B, seed or format): "
+                      + ", ".join(p.name for p in stale), markup=False)
+
+
+def _earlier_report_files(out_dir: Path, written: list[Path]) -> list[Path]:
+    """Files that `compare` writes (a report's ``comparison*`` in any format, ``means.png``/``.svg``) that this run
+    did not write: left beside the new report, they would describe another comparison."""
+    ours = {n for f in REPORT_FORMATS.values() for n in f.file_names()} | {f"means.{x}" for x in PLOT_FORMATS}
+    return sorted(out_dir / n for n in ours - {p.name for p in written} if (out_dir / n).is_file())

@@ -94,13 +94,13 @@ def register(app: typer.Typer) -> None:
                                    "per dialogue)."),
         to: OutFormat = typer.Option(..., "--to", help="Output format: " + ", ".join(writable()) + "."),  # type: ignore[valid-type]
         from_: InFormat | None = typer.Option(None, "--from", help=FROM_HELP),  # type: ignore[valid-type]
-        scale: str | None = typer.Option(None, help="WOCHAT: the turn scale written as VALID/ACCEPTABLE/INVALID."),
+        scale: str | None = typer.Option(None, help="WOCHAT: the turn scale written as VALID, ACCEPTABLE, INVALID."),
         map_: str | None = typer.Option(None, "--map", help="WOCHAT: level map of that scale, e.g. "
-                                        "2=VALID,1=ACCEPTABLE,0=INVALID (known for DBDC and WOCHAT)."),
+                                        "'2=VALID, 1=ACCEPTABLE, 0=INVALID' (known for DBDC and WOCHAT)."),
         ids: IdPolicy = typer.Option("renumber", help="WOCHAT: rename ids off the WOCHAT pattern (the "  # type: ignore[valid-type]
                                      "original kept in <source_id>) or refuse them."),
-        senders: str | None = typer.Option(None, help="Sender map, e.g. user=customer,system=helpdesk (STC-3) or "
-                                           "customer=user,helpdesk=system (DBDC, WOCHAT)."),
+        senders: str | None = typer.Option(None, help="Sender map, e.g. 'user=customer, system=helpdesk' (STC-3) "
+                                           "or 'customer=user, helpdesk=system' (DBDC, WOCHAT)."),
         drop_labels: bool = typer.Option(False, "--drop-labels", help="Write even if labels the output format "
                                          "cannot hold must be dropped (they are listed)."),
         names: NamePolicy = typer.Option("error", "--wochat-names", help=NAMES_HELP),  # type: ignore[valid-type]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import shlex
-import warnings
 from enum import StrEnum
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, err, out, outputs_apart, warn
+from dialeval.cli._common import choice_enum, err, out, outputs_apart, warn, warnings_as_lines
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load
 from dialeval.errors import DialevalError, describe
 from dialeval.io.atomic import check_output_file, output_format
@@ -22,6 +21,7 @@ from dialeval.measures import get as get_measure
 from dialeval.models import kinds as _kinds  # noqa: F401  (fills the registry the choices come from)
 from dialeval.models.base import KINDS
 from dialeval.models.data import SUBTASK_CHOICES
+from dialeval.models.leakage import RepeatedDialoguesWarning
 
 Kind = choice_enum("Kind", tuple(KINDS))
 Subtask = choice_enum("Subtask", SUBTASK_CHOICES)
@@ -234,14 +234,8 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
     turn_level = not has_subtasks(corpus)
     if (to == PredictTo.dbdc or scores_out is not None) and not turn_level:
         raise DialevalError("--to dbdc and --scores are for turn-level scales; these are STC-3 dialogues")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TrainingDataWarning)
+    with warnings_as_lines(TrainingDataWarning):
         records = predict(corpus, model=model, subtask=subtask)
-    for w in caught:
-        if issubclass(w.category, TrainingDataWarning):
-            warn(str(w.message))
-        else:
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     scores = _turn_scores(records, source) if scores_out is not None else None  # refused before anything is written
     if to == PredictTo.run:
         from dialeval.io.runs import write_run
@@ -331,7 +325,7 @@ def register(app: typer.Typer) -> None:
         t = manifest["totals"]
         err.print(f"wrote {t['shards'] - plan.skipped} shard(s) to {out_path} ({plan.skipped} already done, "
                   "skipped); "
-                  f"{t['dialogues']} dialogue(s) predicted, {t['rejected']} rejected"
+                  f"{t['dialogues']} dialogue(s) in all its shards, {t['rejected']} rejected"
                   + (f" (see {out_path / 'rejects'})" if t["rejected"] else ""), markup=False)
         if t["in_training"]:
             from dialeval.models.leakage import message
@@ -362,7 +356,8 @@ def register(app: typer.Typer) -> None:
         params = params_for(_value(kind), given)
         corpora = [load(d, from_, names) for d in data]
         check_subtask(_value(subtask), corpora)
-        model = train(corpora, kind=_value(kind), subtask=_value(subtask), seed=seed, params=params)
+        with warnings_as_lines(RepeatedDialoguesWarning):
+            model = train(corpora, kind=_value(kind), subtask=_value(subtask), seed=seed, params=params)
         reading = [*(["--from", _value(from_)] if from_ is not None else []),
                    *(["--wochat-names", _value(names)] if _value(names) != "error" else [])]
         model.info["command"] = shlex.join(["dialeval", "train", *map(str, data), "--out", str(out_dir), "--model",
@@ -411,10 +406,11 @@ def register(app: typer.Typer) -> None:
         corpora = [load(d, from_, wochat_names) for d in data]
         check_subtask(_value(subtask), corpora)
         by_file: list[list] = [[] for _ in data]  # by_file[i]: the results of every kind on data[i]
-        for k in names:
-            for i, r in enumerate(cross_validate_many(corpora, k, folds=folds, subtask=_value(subtask), seed=seed,
-                                                      params=params_for(k, params), out_dir=runs_out)):
-                by_file[i].append(r)
+        with warnings_as_lines(RepeatedDialoguesWarning):  # said once, not once per kind
+            for k in names:
+                for i, r in enumerate(cross_validate_many(corpora, k, folds=folds, subtask=_value(subtask),
+                                                          seed=seed, params=params_for(k, params), out_dir=runs_out)):
+                    by_file[i].append(r)
         results = [r for rs in by_file for r in rs]
         doc = json_text({"source": [str(d) for d in data], "results": [r.to_dict() for r in results]})
         if json_out is not None:

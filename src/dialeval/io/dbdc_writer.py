@@ -2,22 +2,45 @@
 :func:`dialeval.io.dbdc.read_dbdc` into the same dialogues, turns and breakdown labels.
 
 Senders must be ``user``/``system`` (speaker ``U``/``S``); the only labels DBDC holds are ``breakdown``
-(O, T, X) with each annotator's id. Other labels are an error unless ``drop_labels``.
+(O, T, X) with each annotator's id. A corpus without breakdown labels but with WOCHAT's ``validity`` labels
+(read from WOCHAT XML, or DBDC written to WOCHAT) has them written back as breakdown labels, VALID, ACCEPTABLE,
+INVALID -> O, T, X (the inverse of the WOCHAT writer's known map; the report says so). Other labels are an
+error unless ``drop_labels``.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import file_stem
-from dialeval.io.dbdc import BREAKDOWN, SPEAKERS
+from dialeval.io.dbdc import BREAKDOWN, BREAKDOWN_LEVELS, SPEAKERS, breakdown_scale
 from dialeval.io.jsonarray import json_text
+from dialeval.io.wochat import VALIDITY, VALIDITY_TAGS
 from dialeval.io.writers import WriteReport, map_senders, write_folder
 
 _SPEAKER_OF = {v: k for k, v in SPEAKERS.items()}
+
+
+def _validity_as_breakdown(corpus: Corpus, report: WriteReport) -> Corpus:
+    """``corpus`` with its turns' validity labels moved to the breakdown scale (VALID, ACCEPTABLE, INVALID -> O,
+    T, X), recorded in ``report``; the dialogues are copied, the caller's corpus is left as it was."""
+    mapping = dict(zip(VALIDITY_TAGS, BREAKDOWN_LEVELS, strict=True))
+    dialogues = []
+    for d in corpus:
+        turns = []
+        for t in d.turns:
+            labels = dict(t.labels)
+            if VALIDITY in labels:
+                labels[BREAKDOWN] = [None if x is None else mapping[x] for x in labels.pop(VALIDITY)]
+            turns.append(replace(t, labels=labels))
+        dialogues.append(replace(d, turns=turns))
+    report.mapping, report.mapped_scale = mapping, VALIDITY
+    scales = {n: s for n, s in corpus.scales.items() if n != VALIDITY} | {BREAKDOWN: breakdown_scale()}
+    return replace(corpus, dialogues=dialogues, scales=scales)
 
 
 def _labelled_scales(corpus: Corpus) -> list[str]:
@@ -50,9 +73,16 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
     DialevalError
         Another sender, labels DBDC cannot hold (without ``drop_labels``), a non-empty folder.
     """
+    if Path(path).suffix.lower() in (".json", ".xml", ".jsonl", ".gz"):
+        raise DialevalError("DBDC logs are a folder with one <dialogue-id>.log.json per dialogue; give a folder "
+                            "path, not a file name", file=str(path))
     corpus, report = map_senders(corpus, sender_map, _SPEAKER_OF.__contains__,
                                  "DBDC speakers are user (U) and system (S)", "customer=user,helpdesk=system")
-    other = [n for n in _labelled_scales(corpus) if n != BREAKDOWN]
+    labelled = _labelled_scales(corpus)
+    if BREAKDOWN not in labelled and VALIDITY in labelled:
+        corpus = _validity_as_breakdown(corpus, report)
+        labelled = _labelled_scales(corpus)
+    other = [n for n in labelled if n != BREAKDOWN]
     if other and not drop_labels:
         raise DialevalError("cannot write as DBDC logs, which hold breakdown labels (O, T, X) only: the corpus has "
                             "labels on " + ", ".join(other) + "; pass drop_labels=True (--drop-labels) to write it "

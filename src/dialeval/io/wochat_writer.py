@@ -279,5 +279,6 @@ def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None =
         write_bytes(out, _serialise(root, what, corpus.source, elems[0][0] if len(elems) == 1 else None))
         report.files = [str(out)]
     else:
-        report.files = write_folder(out, [(f"{wid}.xml", _serialise(e, what, corpus.source, wid)) for wid, e in elems])
+        report.files = write_folder(out, [(f"{wid}.xml", _serialise(e, what, corpus.source, wid)) for wid, e in elems],
+                                    one_file=".xml")
     return report

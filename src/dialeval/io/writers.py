@@ -4,8 +4,8 @@ and the all-or-nothing write of a folder of files."""
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,14 +66,25 @@ def map_senders(corpus: Corpus, sender_map: dict[str, str] | None, allowed: Call
     return corpus, report
 
 
-def write_folder(folder: Path, files: list[tuple[str, bytes]]) -> list[str]:
+def write_folder(folder: Path, files: list[tuple[str, bytes]], *, one_file: str | None = None) -> list[str]:
     """Write ``files`` (name, bytes) into the new or empty ``folder`` all at once: into a temporary folder beside
-    it, then renamed; on any failure nothing is left. Returns the written paths."""
+    it, then renamed; on any failure nothing is left. Returns the written paths.
+
+    The folder gets the permissions the user's umask gives a new folder (as ``mkdir`` does), not the 0700 of a
+    private temporary folder. ``one_file``: the suffix that writes a single file instead (WOCHAT's ``.xml``),
+    named in the error for a non-empty folder.
+    """
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise DialevalError("the output folder exists and is not empty; give a new folder or a path ending "
-                            "in .xml", file=str(folder))
+        instead = f" or a path ending in {one_file}" if one_file else ""
+        raise DialevalError(f"the output folder exists and is not empty; give a new folder{instead}", file=str(folder))
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    while True:
+        tmp = folder.parent / f".{folder.name}.{secrets.token_hex(6)}"
+        try:
+            tmp.mkdir()  # the umask applies, as to the folder the user asked for
+            break
+        except FileExistsError:  # pragma: no cover - a 48-bit name taken
+            continue
     try:
         for name, data in files:
             (tmp / name).write_bytes(data)

@@ -11,7 +11,7 @@ Examples
 >>> import dialeval
 >>> from dialeval.models import train, predict
 >>> t = lambda s, u: {"sender": s, "utterances": [u]}
->>> data = [{"id": str(i), "turns": [t("customer", "my order is late"), t("helpdesk", "sorry")],
+>>> data = [{"id": str(i), "turns": [t("customer", f"order {i} is late"), t("helpdesk", "sorry")],
 ...          "annotations": [{"quality": {"A": 1, "S": 0, "E": 0}, "nugget": ["CNUG0", "HNUG"]}]} for i in range(3)]
 >>> model = train(data, kind="prior")
 >>> records = predict([{"id": "x", "turns": [t("customer", "hello")]}], model=model, subtask="nugget")

@@ -139,11 +139,15 @@ class Estimator(ABC):
         self.not_asked = {n: s for n, s in scales_to_learn(corpus, SUBTASKS).items() if n not in scales}
         _ = self.context  # one context, or an error
         table = TurnTable.from_corpus(corpus, senders=self._senders())
+        prints = leakage.fingerprints(table)
+        if len(np.unique(prints)) < len(prints):  # said before the training, which may take minutes
+            warnings.warn(leakage.repeated_message(leakage.repeated(table.ids, prints), len(prints)),
+                          leakage.RepeatedDialoguesWarning, stacklevel=2)
         targets = scale_targets(corpus, table, scales, balance=self.params["pools"] == "balance")
         self._fit(table, targets)
         self.shares = {n: resolve_min_share(self.params["min_share"], t.votes) for n, t in targets.items()}
         self.fitted = True
-        self.training_fingerprints = np.unique(leakage.fingerprints(table))
+        self.training_fingerprints = np.unique(prints)
         self.info.setdefault("trained_on", {"source": corpus.source, "dialogues": table.n_dialogues,
                                             "turns": len(table.texts)})
         if corpus.language:

@@ -136,8 +136,8 @@ class Position(_Means, Estimator):
     Examples
     --------
     >>> import dialeval
-    >>> t = lambda s: {"sender": s, "utterances": ["x"]}
-    >>> c = dialeval.read_corpus([{"id": str(i), "turns": [t("customer"), t("helpdesk")], "annotations": [
+    >>> t = lambda s, i: {"sender": s, "utterances": [f"turn of dialogue {i}"]}
+    >>> c = dialeval.read_corpus([{"id": str(i), "turns": [t("customer", i), t("helpdesk", i)], "annotations": [
     ...     {"quality": {"A": 0, "S": 0, "E": 0}, "nugget": ["CNUG0", "HNaN"]}]} for i in range(3)])
     >>> Position(min_turns=2).fit(c).predict(c).helpdesk[0].round(3).tolist()
     [0.0, 0.0, 1.0]

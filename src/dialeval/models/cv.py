@@ -30,7 +30,8 @@ from dialeval import progress as _progress
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.io.atomic import make_folder
-from dialeval.models.data import check_corpus, check_subtasks, has_subtasks
+from dialeval.models import leakage
+from dialeval.models.data import TurnTable, check_corpus, check_subtasks, has_subtasks
 from dialeval.models.turndata import labelled_scales_of
 from dialeval.scoring import PreparedGold, load_gold, score
 
@@ -163,8 +164,8 @@ def cross_validate(corpus: Corpus | str | Path | list, kind: str, folds: int = 5
 
     Examples
     --------
-    >>> t = lambda s: {"sender": s, "utterances": ["x"]}
-    >>> data = [{"id": str(i), "turns": [t("customer"), t("helpdesk")], "annotations": [
+    >>> t = lambda s, i: {"sender": s, "utterances": [f"turn of dialogue {i}"]}
+    >>> data = [{"id": str(i), "turns": [t("customer", i), t("helpdesk", i)], "annotations": [
     ...     {"quality": {"A": i % 3 - 1, "S": 0, "E": 1}, "nugget": ["CNUG0", "HNaN"]}]} for i in range(20)]
     >>> r = cross_validate(data, "prior", folds=4)
     >>> r.sizes, round(r.mean["nugget.jsd"], 4), r.columns[0]
@@ -221,6 +222,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
         parts.append({"corpus": corpus, "ids": corpus.ids(), "fold": folds_of(corpus, folds), "gold": gold,
                       "out": sub, "scores": [], "sizes": [], "records": {}, "runs": [],
                       "subtasks": subtasks if stc3 else ()})
+    _warn_repeats(loaded)
     seconds: list[float] = []
     for f in _progress.track(range(folds), f"cv {kind}: {folds} folds", progress=progress):
         t0 = time.perf_counter()
@@ -228,7 +230,9 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
         first = parts[0]["corpus"]
         train = Corpus(train_dialogues, scales, first.format, " + ".join(str(p["corpus"].source) for p in parts),
                        first.language)
-        model = cls(subtasks, seed, progress=False, **params).fit(train)
+        with warnings.catch_warnings():  # said once for all folds, above
+            warnings.simplefilter("ignore", leakage.RepeatedDialoguesWarning)
+            model = cls(subtasks, seed, progress=False, **params).fit(train)
         for p in parts:
             test_ids = [i for i, g in zip(p["ids"], p["fold"], strict=True) if g == f]
             records = run_records(p["corpus"].subset(test_ids), model, subtasks, progress=False,
@@ -261,6 +265,18 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
                                 list(seconds), mean, interval, pooled, p["corpus"].source, p["runs"],
                                 [str(q["corpus"].source) for q in parts]))
     return results
+
+
+def _warn_repeats(corpora: list[Corpus]) -> None:
+    """One :class:`~dialeval.models.leakage.RepeatedDialoguesWarning` if any dialogue's turns occur twice in the
+    files cross-validated together (folds go by id: copies under two ids can land on both sides of a fold)."""
+    tables = [TurnTable.from_corpus(c, senders=None) for c in corpora]
+    ids = [i for t in tables for i in t.ids]
+    prints = np.concatenate([leakage.fingerprints(t) for t in tables])
+    groups = leakage.repeated(ids, prints)
+    if groups:
+        warnings.warn(leakage.repeated_message(groups, len(ids), cv=True), leakage.RepeatedDialoguesWarning,
+                      stacklevel=3)
 
 
 def _joint_scales(corpora: list[Corpus]) -> dict:

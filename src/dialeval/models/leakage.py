@@ -52,6 +52,11 @@ class TrainingDataWarning(UserWarning):
     """Some input dialogues were in the model's training data: their predictions measure memory, not skill."""
 
 
+class RepeatedDialoguesWarning(UserWarning):
+    """Some training dialogues are there more than once (the same turns, under one id or several): each copy is
+    trained on, and in cross-validation copies under different ids can sit on both sides of a fold."""
+
+
 def canonical_turn(sender: str, text: str) -> str:
     """``sender`` US the text in NFC with whitespace runs made one space and the ends stripped."""
     return f"{sender}\x1f{_SPACE.sub(' ', unicodedata.normalize('NFC', text)).strip()}"
@@ -67,6 +72,31 @@ def fingerprints(table) -> np.ndarray:
         # surrogatepass: a lone surrogate (JSON's "\ud800" escape reads as one) hashes as its own bytes
         out[i] = int.from_bytes(hashlib.sha256(_DOMAIN + body.encode("utf-8", "surrogatepass")).digest()[:8], "big")
     return out
+
+
+def repeated(ids: list[str] | tuple[str, ...], prints: np.ndarray) -> list[tuple[str, ...]]:
+    """The ids of each group of dialogues sharing a fingerprint (the same turns), in the order of ``ids``.
+
+    >>> repeated(["a", "b", "c", "d"], np.array([7, 8, 7, 7], dtype=np.uint64))
+    [('a', 'c', 'd')]
+    """
+    groups: dict[int, list[str]] = {}
+    for i, fp in zip(ids, prints.tolist(), strict=True):
+        groups.setdefault(fp, []).append(i)
+    return [tuple(g) for g in groups.values() if len(g) > 1]
+
+
+def repeated_message(groups: list[tuple[str, ...]], total: int, cv: bool = False) -> str:
+    """One line for :class:`RepeatedDialoguesWarning`: how many of ``total`` dialogues repeat, a few examples."""
+    copies = sum(len(g) - 1 for g in groups)
+    shown = "; ".join(" = ".join(g[:3]) + (" = ..." if len(g) > 3 else "") for g in groups[:EXAMPLES])
+    more = "; ..." if len(groups) > EXAMPLES else ""
+    text = (f"{copies} of the {total} training dialogue(s) repeat another one's turns (ids {shown}{more}); every "
+            "copy is trained on, so these dialogues weigh more")
+    if cv:
+        text += ("; copies under different ids can be held out in one fold and trained on in another, which makes "
+                 "the cross-validated scores optimistic")
+    return text
 
 
 def check_stored(values: np.ndarray, where: str) -> np.ndarray:

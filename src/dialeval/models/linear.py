@@ -299,7 +299,7 @@ class Linear(Estimator):
     --------
     >>> import dialeval
     >>> t = lambda s, u: {"sender": s, "utterances": [u]}
-    >>> c = dialeval.read_corpus([{"id": str(i), "turns": [t("customer", "help me"), t("helpdesk", "done")],
+    >>> c = dialeval.read_corpus([{"id": str(i), "turns": [t("customer", f"help me {i}"), t("helpdesk", "done")],
     ...     "annotations": [{"quality": {"A": i % 3 - 1, "S": 0, "E": 1}, "nugget": ["CNUG0", "HNUG*"]}]}
     ...     for i in range(6)])
     >>> p = Linear(seed=0).fit(c).predict(c)

@@ -102,7 +102,8 @@ def match_columns(columns: object, wanted: object) -> list[str]:
     ['quality.nmd.S', 'nugget.jsd']
     """
     cols = [str(c) for c in columns]  # type: ignore[attr-defined]
-    names = [w.strip().lower() for item in (wanted or []) for w in str(item).split(",") if w.strip()]  # type: ignore[attr-defined]
+    given = [w.strip() for item in (wanted or []) for w in str(item).split(",") if w.strip()]  # type: ignore[attr-defined]
+    names = [w.lower() for w in given]
     if not names:
         return cols
 
@@ -115,7 +116,7 @@ def match_columns(columns: object, wanted: object) -> list[str]:
         within = f"{m.name}.{key}" if key else m.name   # without the subtask: nmd.A; jsd.breakdown
         return {name.lower(), within.lower(), column_label(name).lower(), m.name.lower()}
 
-    unknown = [w for w in names if not any(w in keys(c) for c in cols)]
+    unknown = [g for g, w in zip(given, names, strict=True) if not any(w in keys(c) for c in cols)]  # as typed
     if unknown:
         allowed = ", ".join(dict.fromkeys(".".join(c.split(".")[1:]) or c for c in cols))
         example = next((m.name for c in cols if (m := column_measure(c)) is not None), "nmd")

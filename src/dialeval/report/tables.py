@@ -26,12 +26,18 @@ from dialeval.tasks import weights_senders
 
 @dataclass(frozen=True)
 class ReportFormat:
-    """One output format: ``render(comparison)`` gives ``{part: text}`` (part "" for a single file)."""
+    """One output format: ``render(comparison)`` gives ``{part: text}`` for each of ``parts`` ("" for a single
+    file)."""
 
     name: str
     title: str
     extension: str
     render: Callable[[Comparison], dict[str, str]]
+    parts: tuple[str, ...] = ("",)
+
+    def file_names(self, stem: str = "comparison") -> list[str]:
+        """The names :func:`write_report` gives this format's files."""
+        return [f"{stem}{'-' + part if part else ''}{self.extension}" for part in self.parts]
 
 
 # ---------------------------------------------------------------- shared pieces
@@ -56,6 +62,7 @@ def settings_lines(c: Comparison) -> list[str]:
     s = c.settings
     lines = [f"{len(c.runs)} runs, {c.n} dialogues; dialeval {s['dialeval_version']}",
              f"test: {s['test']} ({s['permutation']}), B = {s['B']}, seed = {s['seed']}, alpha = {s['alpha']}",
+             *([f"p-value: {s['pvalue']}"] if "pvalue" in s else []),
              f"intervals of run means: {_pct(s['level'])} {s['interval']} (B = {s['B']})",
              f"effect size: {s['effect_size']}",
              f"groups: {s['groups']}",
@@ -248,7 +255,7 @@ def render_json(c: Comparison) -> dict[str, str]:
 
 REPORT_FORMATS: dict[str, ReportFormat] = {f.name: f for f in (
     ReportFormat("md", "Markdown", ".md", render_markdown),
-    ReportFormat("csv", "CSV (one file per table)", ".csv", render_csv),
+    ReportFormat("csv", "CSV (one file per table)", ".csv", render_csv, ("runs", "pairs", "groups", "agreement")),
     ReportFormat("latex", "LaTeX (booktabs, longtable)", ".tex", render_latex),
     ReportFormat("json", "JSON", ".json", render_json),
 )}
@@ -279,7 +286,9 @@ def write_report(c: Comparison, fmt: str, out_dir: str | os.PathLike, stem: str 
     out = make_folder(out_dir, "the report")
     written = []
     for part, text in f.render(c).items():
-        path = out / f"{stem}{'-' + part if part else ''}{f.extension}"
+        if part not in f.parts:
+            raise DialevalError(f"report format {f.name!r} rendered the undeclared part {part!r}")
+        path = out / f.file_names(stem)[f.parts.index(part)]
         write_text(path, text)
         written.append(path)
     return written

@@ -301,6 +301,8 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
         sign[keys[i]] * tukeys[keys[i]].means, sign[keys[j]] * tukeys[keys[j]].means, replicates[:, p],
         jackknife[:, p], level, B, key)) for p, (i, j) in enumerate(pairs)]
     settings = {"test": TUKEY_TEST, "permutation": "scores permuted within each dialogue", "B": B, "seed": key,
+                "pvalue": f"share of the B permuted datasets whose largest difference of run means reaches the "
+                          f"pair's (0: below 1/B = {1 / B:.2g})",
                 "alpha": alpha, "level": level, "interval": RUN_INTERVAL, "effect_size": EFFECT_SIZE,
                 "groups": GROUPS, "agreement": "Kendall's tau-b between run means; interval: " + RANK_AGREEMENT_CI,
                 "dialeval_version": _version()}

@@ -145,6 +145,12 @@ def test_admin_commands(db_url, tmp_path, capsys):
     assert all(t.annotators == ["A001", "A002"] for d in back for t in d.turns if t.sender == "system")
     assert cli(["admin", "export-annotations", "a1", "--to", "stc3", "--out", str(tmp_path / "y.json"), *db]) == 2
     assert "STC-3 senders are customer and helpdesk" in capsys.readouterr().err
+    # The sender map the message asks for, and the labels STC-3 cannot hold dropped only when asked
+    stc3 = ["admin", "export-annotations", "a1", "--to", "stc3", "--out", str(tmp_path / "y.json"),
+            "--senders", "user=customer,system=helpdesk", *db]
+    assert cli(stc3) == 2 and "--drop-labels" in capsys.readouterr().err
+    assert cli([*stc3, "--drop-labels"]) == 0 and "dropped" in capsys.readouterr().err
+    assert len(dialeval.read_corpus(tmp_path / "y.json")) == 3
     assert cli(["admin", "exclude-annotator", "a1", "A002", *db]) == 0
     assert "3 assignment(s) back" in capsys.readouterr().err
     assert cli(["admin", "exclude-annotator", "a1", "A009", *db]) == 2

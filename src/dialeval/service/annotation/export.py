@@ -70,11 +70,14 @@ def project_corpus(db: Database, name: str, *, finished_only: bool = True) -> Co
                   meta={"project": p.name, "scheme": scheme.name, "overlap": p.overlap})
 
 
-def export_annotations(db: Database, name: str, to: str, out: str | os.PathLike) -> WriteReport:
+def export_annotations(db: Database, name: str, to: str, out: str | os.PathLike, *,
+                       sender_map: dict[str, str] | None = None, drop_labels: bool = False) -> WriteReport:
     """Write project ``name``'s finished annotations in format ``to`` (wochat, stc3, dbdc) at ``out``.
 
     Items no annotator finished yet are written without labels (WOCHAT, DBDC) so that the dialogues are
-    all there; a format that cannot hold the scheme's labels is refused by its writer, naming them.
+    all there; a format that cannot hold the scheme's labels is refused by its writer, naming them, unless
+    ``drop_labels``. ``sender_map`` renames senders first (``{"user": "customer", "system": "helpdesk"}`` for
+    STC-3), as ``dialeval corpus convert --senders`` does.
     """
     if to not in writable():
         raise Invalid(f"export format {to!r} is not allowed; allowed are " + ", ".join(writable()))
@@ -82,11 +85,11 @@ def export_annotations(db: Database, name: str, to: str, out: str | os.PathLike)
     if not corpus.is_annotated():
         raise Conflict(f"project {name!r} has no finished annotation yet; nothing to export")
     scheme = scheme_of(get_project(db, name))
-    options: dict = {}
+    options: dict = {"sender_map": sender_map, "drop_labels": drop_labels}
     if to == "wochat":
         turn_choice = [c for c in scheme.controls if c.scale.level == "turn" and not c.flag]
         if scheme.wochat_map:
-            options = {"scale": turn_choice[0].name, "label_map": dict(scheme.wochat_map)}
+            options.update(scale=turn_choice[0].name, label_map=dict(scheme.wochat_map))
         ids = [d.id for d in corpus]
         from dialeval.io.wochat import ID_PATTERN
         if all(ID_PATTERN.match(i) for i in ids):
