@@ -317,3 +317,30 @@ def test_admin_api_needs_an_organiser_token(service):
     assert r.status_code == 200 and r.json()["closed"] is True
     assert service.client.post("/api/admin/tasks/t3/close",
                                headers={"Authorization": f"Bearer {admin}"}).status_code == 409
+
+
+def test_the_page_form_sent_again_shows_its_run_instead_of_scoring_it_again(service):
+    """A reload of the result page (or a double click) sends the same form: one run, one quota unit."""
+    import re
+
+    token = service.team()
+    form = re.search(r'name="form_nonce" value="([^"]+)"', service.client.get("/tasks/t1").text).group(1)
+    assert len(form) == 32
+    send = {"data": {"token": token, "leaderboard": "true", "form_nonce": form},
+            "files": {"file": ("run.json", dumps(RUN), "application/json")}}
+    first = service.client.post("/tasks/t1/submit", **send)
+    assert first.status_code == 201 and 'id="repeated"' not in first.text
+    again = service.client.post("/tasks/t1/submit", **send)
+    assert again.status_code == 200 and "This form was sent before (a reload?)" in again.text
+    me = service.client.get("/api/me", headers={"Authorization": f"Bearer {token}"}).json()
+    assert len(me["submissions"]) == 1 and me["quota"]["t1"]["remaining_today"] == 4
+    run_id = me["submissions"][0]["id"]
+    assert f"Run {run_id} of" in again.text and "Remaining today: 4" in again.text
+    other = re.search(r'name="form_nonce" value="([^"]+)"', again.text).group(1)
+    assert other != form  # the page shown again carries a new form: a new upload from it is a new run
+    r = service.client.post("/tasks/t1/submit", **{**send, "data": {**send["data"], "form_nonce": other}})
+    assert r.status_code == 201 and f"Run {run_id + 1} of" in r.text
+    assert service.submit(token).status_code == 201  # the API has no form: every upload is a run
+    service.submit(token)
+    service.submit(token)  # the day's quota is spent now: a reload still shows its run, not a 429
+    assert service.client.post("/tasks/t1/submit", **send).status_code == 200

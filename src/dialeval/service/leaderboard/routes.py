@@ -22,6 +22,8 @@ processes (:class:`.scoring_pool.Scorer`): no request waits for one.
 
 from __future__ import annotations
 
+import secrets
+
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, Response
@@ -38,6 +40,9 @@ from dialeval.service.leaderboard.runs import SUBTASKS
 from dialeval.service.leaderboard.scoring_pool import Scorer
 from dialeval.service.uploads import clean_filename, read_upload
 from dialeval.service.urls import templates
+
+FORM_NONCE_MAX = 64
+"""Longest ``form_nonce`` of the task page's form (it sends 32 characters; the column holds 64)."""
 
 
 def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIRouter:
@@ -62,19 +67,27 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
     def get_task(task: str) -> dict:
         return tasks.task_info(tasks.get_task(db, task))
 
-    async def score_and_store(team, task: str, file: UploadFile, on_leaderboard: bool) -> dict:
+    async def score_and_store(team, task: str, file: UploadFile, on_leaderboard: bool,
+                              form_nonce: str | None = None) -> dict:
         """Read, score (in a scoring process: no request waits for it) and store an upload.
 
         At most ``scorer.slots`` uploads per worker are read and scored at once; the others wait here
-        holding no thread and no parsed run.
+        holding no thread and no parsed run. A page form sent again (``form_nonce`` known) is answered with
+        the run it sent the first time, neither scored nor counted again.
         """
+        if form_nonce:  # before the quota: a reload after the day's last run shows that run, not a 429
+            earlier = await run_in_threadpool(
+                lambda: submissions.sent_before(db, team, tasks.get_task(db, task), form_nonce, clock()))
+            if earlier is not None:
+                return earlier
         async with scorer.slot():
             t = await run_in_threadpool(submissions.before_scoring, db, team, task, clock)
             data = await run_in_threadpool(read_upload, file.file, settings.max_upload_bytes)
             filename = clean_filename(file.filename, "run.json")
             result = await scorer.score(t, data, filename)
         return await run_in_threadpool(lambda: submissions.store(db, team, t, data, filename, result, clock,
-                                                                 on_leaderboard=on_leaderboard))
+                                                                 on_leaderboard=on_leaderboard,
+                                                                 form_nonce=form_nonce))
 
     @router.post("/api/tasks/{task}/submissions", status_code=201, tags=["submissions"],
                  dependencies=[Depends(one_file_part)])
@@ -130,7 +143,8 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
 
     def task_page(request: Request, task: str, by: str | None, per: str, status: int = 200, **context):
         shown = board.leaderboard(db, task, by=by, per=per)
-        return page(request, "leaderboard/task.html", status, board=shown, task=shown["task"], **context)
+        return page(request, "leaderboard/task.html", status, board=shown, task=shown["task"],
+                    form_nonce=secrets.token_urlsafe(24), **context)  # a new form each time the page is made
 
     @router.get("/tasks/{task}", response_class=HTMLResponse, include_in_schema=False)
     def task_view(request: Request, task: str, by: str | None = None, per: str = "team") -> HTMLResponse:
@@ -143,12 +157,13 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
     @router.post("/tasks/{task}/submit", response_class=HTMLResponse, include_in_schema=False,
                  dependencies=[Depends(one_file_part)])
     async def submit_page(request: Request, task: str, token: str = Form(""), file: UploadFile | None = File(None),
-                          leaderboard: str | None = Form(None)) -> HTMLResponse:
+                          leaderboard: str | None = Form(None),
+                          form_nonce: str = Form("", max_length=FORM_NONCE_MAX)) -> HTMLResponse:
         try:
             if file is None or not file.filename:
                 raise DialevalError("no file chosen; choose a run file (JSON) to upload")
             team = await run_in_threadpool(teams.authenticate, db, token.strip())
-            result = await score_and_store(team, task, file, leaderboard is not None)
+            result = await score_and_store(team, task, file, leaderboard is not None, form_nonce.strip() or None)
         except (ServiceError, DialevalError) as e:
             status = status_of(e)
             try:
@@ -156,6 +171,7 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
                                                error=detail(str(e)))
             except ServiceError as e2:
                 return page(request, "error.html", e2.status, error=detail(e2.message))
-        return await run_in_threadpool(task_page, request, task, None, "team", 201, result=result, team=team.name)
+        status = 200 if result.get("repeated") else 201
+        return await run_in_threadpool(task_page, request, task, None, "team", status, result=result, team=team.name)
 
     return router

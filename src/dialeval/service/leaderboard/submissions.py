@@ -66,9 +66,42 @@ def before_scoring(db: Database, team: Team, task_name: str, clock: Callable[[],
     return task
 
 
+def _from_form(s, task: Task, team: Team, form_nonce: str | None) -> Submission | None:
+    """The team's run of ``task`` sent with the page form ``form_nonce`` (None without one)."""
+    if not form_nonce:
+        return None
+    return s.scalar(select(Submission).where(Submission.task_id == task.id, Submission.team_id == team.id,
+                                             Submission.form_nonce == form_nonce).limit(1))
+
+
+def _answer(sub: Submission, task: Task, times: list[datetime], now: datetime, *, repeated: bool) -> dict:
+    """What an upload is answered with: the run, its public-half scores and the quota left."""
+    left = after_accepting(now, times, daily_limit=task.daily_limit, total_limit=task.total_limit) \
+        if not repeated else _quota(task, times, now)
+    return {"id": sub.id, "task": task.name, "created_at": sub.created_at.isoformat(), "scores": sub.public_scores,
+            "scored_on": {"half": "public", "dialogues": len(task.public_ids)},
+            "on_leaderboard": sub.on_leaderboard,
+            "remaining_today": left.remaining_today, "remaining_total": left.remaining_total,
+            **({"repeated": True} if repeated else {})}
+
+
+def sent_before(db: Database, team: Team, task: Task, form_nonce: str | None, now: datetime) -> dict | None:
+    """The answer to the run already sent with this page form (a reload of the result page), or None: that run
+    is shown again, neither scored nor counted again (``"repeated": True``)."""
+    if not form_nonce:
+        return None
+    with db.read() as s:
+        sub = _from_form(s, task, team, form_nonce)
+        return None if sub is None else _answer(sub, task, _times(s, task.id, team.id), now, repeated=True)
+
+
 def store(db: Database, team: Team, task: Task, data: bytes, filename: str, result: RunScores,
-          clock: Callable[[], datetime], *, on_leaderboard: bool = True) -> dict:
-    """Store a scored run in the locked transaction that checks, authoritatively, task state and quota."""
+          clock: Callable[[], datetime], *, on_leaderboard: bool = True, form_nonce: str | None = None) -> dict:
+    """Store a scored run in the locked transaction that checks, authoritatively, task state and quota.
+
+    ``form_nonce``: the random value of the page form the run came from; a second run with the same one (the
+    form sent twice: a reload, a double click) is not stored, and the first is answered instead.
+    """
     with db.write() as s:
         # The lock: this team's row (PostgreSQL; SQLite holds its one write lock already). The task row
         # is shared-locked so that closing waits for submissions in flight, and they see a close.
@@ -76,22 +109,22 @@ def store(db: Database, team: Team, task: Task, data: bytes, filename: str, resu
         closed_at, deadline = s.execute(select(Task.closed_at, Task.deadline).where(Task.id == task.id)
                                         .with_for_update(read=True)).one()
         now = clock()
-        _check_open(task, closed_at, deadline, now)
         times = _times(s, task.id, team.id)
+        earlier = _from_form(s, task, team, form_nonce)
+        if earlier is not None:
+            return _answer(earlier, task, times, now, repeated=True)
+        _check_open(task, closed_at, deadline, now)
         q = _quota(task, times, now)
         if not q.allowed:
             raise _refuse(q)
         sub = Submission(task_id=task.id, team_id=team.id, created_at=now, filename=filename, size=len(data),
                          sha256=hashlib.sha256(data).hexdigest(), on_leaderboard=bool(on_leaderboard),
-                         chosen=False, public_scores=result.public, final_scores=None, settings=result.settings)
+                         chosen=False, public_scores=result.public, final_scores=None, settings=result.settings,
+                         form_nonce=form_nonce or None)
         s.add(sub)
         s.flush()
         s.add(SubmissionFile(submission_id=sub.id, data=data))
-    left = after_accepting(now, times, daily_limit=task.daily_limit, total_limit=task.total_limit)
-    return {"id": sub.id, "task": task.name, "created_at": now.isoformat(), "scores": result.public,
-            "scored_on": {"half": "public", "dialogues": len(task.public_ids)},
-            "on_leaderboard": sub.on_leaderboard,
-            "remaining_today": left.remaining_today, "remaining_total": left.remaining_total}
+        return _answer(sub, task, times, now, repeated=False)
 
 
 def submit(db: Database, team: Team, task_name: str, data: bytes, filename: str,

@@ -60,6 +60,7 @@ class Submission(Base):
     final_scores: Mapped[dict | None] = mapped_column(JSON, nullable=True)  # on 100%, set at close
     final_error: Mapped[str | None] = mapped_column(String(500), nullable=True)  # why it has no final score
     settings: Mapped[dict] = mapped_column(JSON)                   # scorer settings and version
+    form_nonce: Mapped[str | None] = mapped_column(String(64), nullable=True)  # the page form it came from
 
 
 class SubmissionFile(Base):
