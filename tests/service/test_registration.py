@@ -269,3 +269,20 @@ def test_the_mode_comes_from_the_environment(sqlite_url, monkeypatch):
     finally:
         client.close()
         client.app.state.db.dispose()
+
+
+def test_the_registration_form_sent_again_names_its_team_instead_of_a_taken_name(service):
+    """A reload of the page with the one-time token sends the form again: no second team, no "name is taken"."""
+    import re
+
+    page = service.client.get("/").text
+    form = re.search(r'name="form_nonce" value="([^"]+)"', page).group(1)
+    data = {"name": "Reload Team", "csrf": service.client.cookies.get("dialeval_csrf"), "form_nonce": form}
+    first = service.client.post("/register", data=data)
+    assert first.status_code == 201 and 'id="token"' in first.text
+    again = service.client.post("/register", data=data)
+    assert again.status_code == 200 and 'id="repeated"' in again.text and "Reload Team" in again.text
+    assert 'id="token"' not in again.text and "dt_" not in again.text and "is taken" not in again.text
+    other = {**data, "form_nonce": re.search(r'name="form_nonce" value="([^"]+)"',
+                                             service.client.get("/").text).group(1)}
+    assert service.client.post("/register", data=other).status_code == 409  # a new form: the name is taken

@@ -14,6 +14,7 @@ Every response carries the security headers of :mod:`.security`; pages link with
 
 from __future__ import annotations
 
+import secrets
 from importlib.resources import files
 
 from fastapi import FastAPI, Form, Request
@@ -131,10 +132,12 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         of an untrusted client: see ``Settings.forwarded_allow_ips``)."""
         return request.client.host if request.client else "unknown"
 
-    def register_any(request: Request, name: object, affiliation: object, invite: str | None):
+    def register_any(request: Request, name: object, affiliation: object, invite: str | None,
+                     form_nonce: str | None = None):
         """The one registration path of the API and the page: rate limit, then the server's mode."""
         ratelimit.record_attempt(db, client_of(request), clock())
-        return teams.register_team(db, name, affiliation, clock(), mode=mode, invite=invite or None)
+        return teams.register_team(db, name, affiliation, clock(), mode=mode, invite=invite or None,
+                                   form_nonce=form_nonce)
 
     # ---- JSON API -------------------------------------------------------------------------------
     @app.post("/api/teams", status_code=201, response_model=TeamOut, tags=["teams"])
@@ -179,21 +182,27 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def index(request: Request) -> HTMLResponse:
-        return form_page(pages, request, "index.html", registration=mode,
+        return form_page(pages, request, "index.html", registration=mode, form_nonce=secrets.token_urlsafe(24),
                          tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
 
     @app.post("/register", response_class=HTMLResponse, include_in_schema=False)
     def register_page(request: Request, name: str = Form(""), affiliation: str = Form(""),
-                      invite: str = Form(""), csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
+                      invite: str = Form(""), csrf_token: str = Form("", alias=csrf.FIELD),
+                      form_nonce: str = Form("", max_length=64)) -> HTMLResponse:
         """The registration form (its CSRF token checked first: another site cannot register teams from a
-        visitor's browser, nor spend the visitor's address's registration quota)."""
+        visitor's browser, nor spend the visitor's address's registration quota). The same form sent again (a
+        reload of the page with the token) says which team it registered, instead of "the name is taken"."""
         try:
             csrf.verify(request, csrf_token)
-            team, token = register_any(request, name, affiliation, invite.strip())
+            earlier = teams.registered_by_form(db, form_nonce.strip())
+            if earlier is not None:
+                return page(request, "registered.html", 200, team=earlier.name, token=None,
+                            approved=earlier.approved_at is not None)
+            team, token = register_any(request, name, affiliation, invite.strip(), form_nonce.strip() or None)
         except (ServiceError, DialevalError) as e:
             status = status_of(e)
             r = form_page(pages, request, "index.html", status, error=detail(str(e)), registration=mode,
-                          form={"name": quote(name, teams.MAX_NAME)},
+                          form={"name": quote(name, teams.MAX_NAME)}, form_nonce=secrets.token_urlsafe(24),
                           tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
             r.headers.update(getattr(e, "headers", {}))  # Retry-After past the rate limit, as the API sends
             return r

@@ -68,6 +68,7 @@ class Team(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     approved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)  # None: awaits approval
+    form_nonce: Mapped[str | None] = mapped_column(String(64), nullable=True)  # the page form it came from
 
 
 class AdminToken(Base):

@@ -51,8 +51,16 @@ def clean_text(value: object, what: str, limit: int, *, required: bool) -> str:
     return text
 
 
+def registered_by_form(db: Database, form_nonce: str | None) -> Team | None:
+    """The team the home page's form ``form_nonce`` registered, if it did (the form sent again: a reload)."""
+    if not form_nonce:
+        return None
+    with db.read() as s:
+        return s.scalar(select(Team).where(Team.form_nonce == form_nonce).limit(1))
+
+
 def register_team(db: Database, name: object, affiliation: object, now: datetime, *, mode: str = "open",
-                  invite: str | None = None) -> tuple[Team, str]:
+                  invite: str | None = None, form_nonce: str | None = None) -> tuple[Team, str]:
     """Create a team; returns it and its token (the only time the token is shown).
 
     Parameters
@@ -61,6 +69,8 @@ def register_team(db: Database, name: object, affiliation: object, now: datetime
         The server's registration mode: ``invite`` needs an unused team invitation code (``invite``), which
         this registration consumes; under ``approve`` the team is created unapproved (it cannot submit until
         :func:`approve_team`). ``open`` and ``invite`` teams are approved at once.
+    form_nonce : str, optional
+        The random value of the page form the registration came from (:func:`registered_by_form`).
 
     Raises
     ------
@@ -81,7 +91,8 @@ def register_team(db: Database, name: object, affiliation: object, now: datetime
         invitations.check(db, invite, "team")  # cheap refusal before the write lock
     token = new_token(TEAM_PREFIX)
     team = Team(name=name, name_key=key, name_skeleton=skel, affiliation=affiliation,
-                token_hash=hash_token(token), created_at=now, approved_at=None if mode == "approve" else now)
+                token_hash=hash_token(token), created_at=now, approved_at=None if mode == "approve" else now,
+                form_nonce=form_nonce or None)
     taken = Conflict(f"the team name {name!r} is taken (names differing only in case or width are one name); "
                      "choose another")
     try:
