@@ -282,6 +282,9 @@ def test_html_upload_shows_the_validation_error(service):
                             files={"file": ("bad.json", dumps(bad), "application/json")})
     assert r.status_code == 422
     assert "bad.json: dialogue" in r.text and "is not a number" in r.text and 'role="alert"' in r.text
+    # beside the form it came from, whose token field takes the keyboard (the page opens there)
+    assert r.text.index('id="upload-error"') > r.text.index('id="leaderboard"')
+    assert r.text.index('id="upload-error"') < r.text.index('id="submit-form"') and " autofocus" in r.text
     r = service.client.post("/tasks/t1/submit", data={"token": "nope"},
                             files={"file": ("a.json", dumps(RUN), "application/json")})
     assert r.status_code == 401 and "not valid" in r.text

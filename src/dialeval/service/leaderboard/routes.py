@@ -168,7 +168,7 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
             status = status_of(e)
             try:
                 return await run_in_threadpool(task_page, request, task, None, "team", status,
-                                               error=detail(str(e)))
+                                               upload_error=detail(str(e)))  # shown beside the form
             except ServiceError as e2:
                 return page(request, "error.html", e2.status, error=detail(e2.message))
         status = 200 if result.get("repeated") else 201
