@@ -382,7 +382,7 @@ def register(app: typer.Typer) -> None:
         param: list[str] | None = typer.Option(None, "--param", help="A hyper-parameter (repeat): key=value "
                                                "applies to every --model, kind.key=value to one kind."),
         runs_out: Path | None = typer.Option(None, "--runs-out", help="Write cv-<kind>.json (all held-out "
-                                             "predictions) and cv-<kind>-folds/fold-<f>.json here."),
+                                             "predictions) here, and fold-<f>.json in cv-<kind>-folds/."),
         format: CVFormat = typer.Option(CVFormat.table, "--format", help="table, json or md (stdout)."),
         json_out: Path | None = typer.Option(None, "--json-out", help="Also write the results as JSON to this file."),
         from_: InFormat | None = typer.Option(None, "--from", help=FROM_HELP),  # type: ignore[valid-type]

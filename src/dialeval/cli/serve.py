@@ -22,7 +22,8 @@ from dialeval.service.config import (
     default_scoring_processes,
 )
 
-DB_HELP = f"sqlite:///FILE or postgresql+psycopg://USER@HOST:PORT/DB (default: ${URL_ENV}, else a SQLite file here)."
+DB_HELP = (f"sqlite:///FILE, or postgresql+psycopg:// followed by USER@HOST:PORT/DB (default: from {URL_ENV} "
+           "if set, else a SQLite file here).")
 
 
 def register(app: typer.Typer) -> None:
@@ -38,7 +39,7 @@ def register(app: typer.Typer) -> None:
                                          help="Who may register a team: open | invite (a code from dialeval admin "
                                               "invite-teams) | approve (dialeval admin approve-team)."),
         public_url: str = typer.Option("", envvar=PUBLIC_URL_ENV,
-                                       help="The URL people reach the service at, e.g. https://eval.example.org "
+                                       help="The URL people reach the service at, e.g. https://eval.org "
                                             "(the only source of absolute URLs; the Host header never is). "
                                             "HTTPS also turns on HSTS."),
         forwarded_allow_ips: str = typer.Option("", envvar=FORWARDED_ENV,
