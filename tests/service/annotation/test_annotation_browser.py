@@ -72,8 +72,6 @@ def test_chat_then_three_annotators_label_with_the_keyboard_then_gold(sqlite_url
                 if i == 0:  # Enter with labels missing says so, and takes the keyboard to the first one
                     p.keyboard.press("Enter")
                     expect(p.locator("#saved")).to_contain_text("5 labels still missing")
-                    assert p.evaluate("document.activeElement.getAttribute('aria-label')") == "validity: VALID"
-                    p.locator("body").click()
                 mine = {}
                 for j, turn in enumerate(range(1, 10, 2)):
                     if j == i:
@@ -112,5 +110,44 @@ def test_chat_then_three_annotators_label_with_the_keyboard_then_gold(sqlite_url
         gold = tmp_path / "gold.json"
         assert cli(["gold", str(out), "--out", str(gold)]) == 0
         assert json.loads(gold.read_text())
+    finally:
+        pj.close()
+
+
+def test_mouse_then_enter_submits_and_tab_then_enter_chooses(sqlite_url, browser):
+    """Enter submits after labels were clicked with the mouse (the clicked button keeps the focus), and presses
+    a label button reached with Tab; Enter with labels missing says so and makes the first the label in focus."""
+    from annotation_support import chats_corpus
+
+    pj = Projects(sqlite_url)
+    with_csp(pj.app)
+    try:
+        projects.create_project(pj.db, "m1", chats_corpus(2), "wochat", 1, pj.clock())
+        [code] = invitations.create_invitations(pj.db, "annotation", "m1", 1, pj.clock())
+        with LiveServer(pj.app) as server:
+            p = browser.new_context().new_page()
+            problems = watch(p)
+            p.goto(f"{server.url}/annotate/m1")
+            p.fill("input[name=code]", code)
+            p.click("#join-form button[type=submit]")
+            expect(p.locator("#dialogue li")).to_have_count(4)
+            # 1. the keyboard: Tab to a label button, Enter chooses it
+            p.locator("body").click()
+            for _ in range(40):
+                p.keyboard.press("Tab")
+                if p.evaluate("document.activeElement.getAttribute('aria-label')") == "validity: VALID":
+                    break
+            p.keyboard.press("Enter")
+            expect(p.locator(".control button:focus")).to_have_attribute("aria-pressed", "true")
+            expect(p.locator("#item-title")).to_contain_text("Item")
+            p.locator("#item-title").click()  # a click elsewhere: the keyboard's Enter submits again
+            p.keyboard.press("Enter")  # one turn is still missing: said, and its keys act there
+            expect(p.locator("#saved")).to_contain_text("1 label still missing")
+            # 2. the mouse: the last label clicked, Enter submits the item
+            p.locator('.control.missing button[aria-label="validity: INVALID"]').click()
+            expect(p.locator("#progress-text")).to_contain_text("this item: 2 of 2 labels")
+            p.keyboard.press("Enter")
+            expect(p.locator("#progress-text")).to_contain_text("you finished 1 item")
+            assert problems == []
     finally:
         pj.close()

@@ -231,11 +231,8 @@
     const left = missing();
     if (left.length) {  // say what is missing, and take the annotator there
       $("saved").textContent = left.length + " label" + (left.length === 1 ? "" : "s") +
-        " still missing (marked *); the first is now in focus";
+        " still missing (marked *); the first is now the label in focus (its keys act there)";
       focusOn(left[0].turn, left[0].scale);
-      const box = root.querySelector('.control[data-turn="' + left[0].turn + '"][data-scale="' + CSS.escape(left[0].scale) + '"]');
-      const first = box && box.querySelector("button");
-      if (first) first.focus();
       return;
     }
     busy = true;
@@ -258,7 +255,8 @@
     const t = ev.target;
     if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA")) return;
     const k = ev.key;
-    if (t && t.tagName === "BUTTON" && (k === "Enter" || k === " ")) return;  // the focused button is pressed
+    // A button reached with the keyboard (Tab) is pressed by Enter; after a mouse click, Enter still submits
+    if (t && t.tagName === "BUTTON" && (k === " " || (k === "Enter" && t !== clicked))) return;
     const s = slots[focus];
     if (k === "Enter") { ev.preventDefault(); submit(); return; }
     if (k === "ArrowDown" || k === "j") { ev.preventDefault(); focus = Math.min(focus + 1, slots.length - 1); paintFocus(); return; }
@@ -287,6 +285,10 @@
       }
     }
   });
+
+  let clicked = null;  // the button the mouse (or a touch) last pressed: it keeps the focus, not the Enter key
+  root.addEventListener("pointerdown", (ev) => { clicked = ev.target.closest ? ev.target.closest("button") : null; });
+  document.addEventListener("keydown", (ev) => { if (ev.key === "Tab") clicked = null; }, true);
 
   $("submit").addEventListener("click", submit);
   // Tab moves the keyboard's focus: the label in focus (where digit keys and Backspace act) follows it
