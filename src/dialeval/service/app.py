@@ -14,7 +14,6 @@ Every response carries the security headers of :mod:`.security`; pages link with
 
 from __future__ import annotations
 
-import secrets
 from importlib.resources import files
 
 from fastapi import FastAPI, Form, Request
@@ -40,7 +39,7 @@ from dialeval.service.errors import Conflict, ServiceError, status_of
 from dialeval.service.leaderboard import tasks
 from dialeval.service.leaderboard.routes import leaderboard_router
 from dialeval.service.leaderboard.scoring_pool import Scorer
-from dialeval.service.pages import form_page
+from dialeval.service.pages import FORM_NONCE_MAX, form_page, new_form_nonce
 from dialeval.service.uploads import BodyLimit
 from dialeval.service.urls import templates
 
@@ -180,15 +179,19 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
         return pages.TemplateResponse(request, name, context, status_code=status)
 
+    def home(request: Request, status: int = 200, **context) -> HTMLResponse:
+        """The home page: the tasks and the registration form (a new form each time)."""
+        return form_page(pages, request, "index.html", status, registration=mode, form_nonce=new_form_nonce(),
+                         tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)], **context)
+
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def index(request: Request) -> HTMLResponse:
-        return form_page(pages, request, "index.html", registration=mode, form_nonce=secrets.token_urlsafe(24),
-                         tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
+        return home(request)
 
     @app.post("/register", response_class=HTMLResponse, include_in_schema=False)
     def register_page(request: Request, name: str = Form(""), affiliation: str = Form(""),
                       invite: str = Form(""), csrf_token: str = Form("", alias=csrf.FIELD),
-                      form_nonce: str = Form("", max_length=64)) -> HTMLResponse:
+                      form_nonce: str = Form("", max_length=FORM_NONCE_MAX)) -> HTMLResponse:
         """The registration form (its CSRF token checked first: another site cannot register teams from a
         visitor's browser, nor spend the visitor's address's registration quota). The same form sent again (a
         reload of the page with the token) says which team it registered, instead of "the name is taken"."""
@@ -201,9 +204,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             team, token = register_any(request, name, affiliation, invite.strip(), form_nonce.strip() or None)
         except (ServiceError, DialevalError) as e:
             status = status_of(e)
-            r = form_page(pages, request, "index.html", status, error=detail(str(e)), registration=mode,
-                          form={"name": quote(name, teams.MAX_NAME)}, form_nonce=secrets.token_urlsafe(24),
-                          tasks=[tasks.task_info(t) for t in tasks.list_tasks(db)])
+            r = home(request, status, error=detail(str(e)), form={"name": quote(name, teams.MAX_NAME)})
             r.headers.update(getattr(e, "headers", {}))  # Retry-After past the rate limit, as the API sends
             return r
         return page(request, "registered.html", 201, team=team.name, token=token,

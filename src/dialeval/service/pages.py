@@ -1,4 +1,5 @@
-"""Server-rendered pages that hold forms: the CSRF token in the page and its cookie, never cached.
+"""Server-rendered pages that hold forms: the CSRF token in the page and its cookie, never cached; and the random
+value of one rendered form (:func:`new_form_nonce`), by which the same form sent twice (a reload) is known.
 
 The templates themselves (and their ``url_for``, which never reads the ``Host`` header) come from
 :func:`dialeval.service.urls.templates`.
@@ -6,11 +7,21 @@ The templates themselves (and their ``url_for``, which never reads the ``Host`` 
 
 from __future__ import annotations
 
+import secrets
+
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from dialeval.service import csrf
+
+FORM_NONCE_MAX = 64
+"""Longest ``form_nonce`` a form may send (:func:`new_form_nonce` makes 32 characters; the columns hold 64)."""
+
+
+def new_form_nonce() -> str:
+    """The random value of one rendered form (``form_nonce``): a new one each time a page with the form is made."""
+    return secrets.token_urlsafe(24)
 
 
 def form_page(pages: Jinja2Templates, request: Request, template: str, status: int = 200,

@@ -22,8 +22,6 @@ processes (:class:`.scoring_pool.Scorer`): no request waits for one.
 
 from __future__ import annotations
 
-import secrets
-
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, Response
@@ -38,11 +36,9 @@ from dialeval.service.errors import ServiceError, status_of
 from dialeval.service.leaderboard import board, submissions, tasks
 from dialeval.service.leaderboard.runs import SUBTASKS
 from dialeval.service.leaderboard.scoring_pool import Scorer
+from dialeval.service.pages import FORM_NONCE_MAX, new_form_nonce
 from dialeval.service.uploads import clean_filename, read_upload
 from dialeval.service.urls import templates
-
-FORM_NONCE_MAX = 64
-"""Longest ``form_nonce`` of the task page's form (it sends 32 characters; the column holds 64)."""
 
 
 def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIRouter:
@@ -144,7 +140,7 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
     def task_page(request: Request, task: str, by: str | None, per: str, status: int = 200, **context):
         shown = board.leaderboard(db, task, by=by, per=per)
         return page(request, "leaderboard/task.html", status, board=shown, task=shown["task"],
-                    form_nonce=secrets.token_urlsafe(24), **context)  # a new form each time the page is made
+                    form_nonce=new_form_nonce(), **context)
 
     @router.get("/tasks/{task}", response_class=HTMLResponse, include_in_schema=False)
     def task_view(request: Request, task: str, by: str | None = None, per: str = "team") -> HTMLResponse:
