@@ -44,7 +44,11 @@ BINARY_LEVELS = ("no", "yes")
 NAME_POLICIES = ("error", "replace", "keep")
 ID_PATTERN = re.compile(r"^(?P<name>[^\W\d][\w.-]*?)(?<!\d)(?P<number>\d{5})$")
 ID_RULE = "a chatbot name (or 'human') followed by a 5-digit number 00000-99999, e.g. 'IRIS00042'"
-_NAME_TAG = re.compile(r"^(system|user\d*)_name$")
+ROLES = r"SYSTEM|USER\d*"
+"""The WOCHAT speaker roles (a regular expression): SYSTEM, USER, USER1, USER2..."""
+NAME_TAG_IN_TEXT = re.compile(rf"\b({ROLES})_NAME\b")
+"""A speaker's name tag inside an utterance (``SYSTEM_NAME``, ``USER1_NAME``): the name replaced by its role."""
+_NAME_TAG = re.compile(rf"^({ROLES.lower()})_name$")
 _GUIDELINE_TAG = re.compile(rb"<(/?)\s*(" + b"|".join(t.encode() for t in VALIDITY_TAGS + OPTIONAL_TAGS)
                             + rb")\s*(/?)>")
 _EDGE_WS = re.compile(r"^\s*\n\s*|\s*\n\s*$")

@@ -23,6 +23,7 @@ from dialeval.io.wochat import (
     ID_PATTERN,
     ID_RULE,
     OPTIONAL_TAGS,
+    ROLES,
     VALIDITY,
     VALIDITY_TAGS,
     name_pattern,
@@ -31,7 +32,7 @@ from dialeval.io.wochat import (
 from dialeval.io.writers import WriteReport, map_senders, write_folder
 
 ID_POLICIES = ("renumber", "strict")
-_SPEAKER = re.compile(r"^(SYSTEM|USER\d*)$")
+_SPEAKER = re.compile(rf"^({ROLES})$")
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")  # what XML 1.0 cannot carry (lone surrogates too)
 
 

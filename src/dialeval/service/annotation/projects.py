@@ -30,6 +30,7 @@ from sqlalchemy import func, select, update
 
 from dialeval.corpus import Corpus
 from dialeval.errors import describe
+from dialeval.io.wochat import NAME_TAG_IN_TEXT
 from dialeval.service import invitations
 from dialeval.service.annotation import assignment as policy
 from dialeval.service.annotation.schemes import DIALOGUE, SCHEMES, Scheme, get_scheme
@@ -462,9 +463,6 @@ def speaker_label(sender: str, senders: list[str], hidden: bool) -> str:
     return f"Speaker {order.index(sender) + 1}"
 
 
-_ROLE_TAG = re.compile(r"\b([A-Z]+[0-9]*)_NAME\b")
-
-
 def _shown(text: str, senders: list[str], hidden: bool) -> str:
     return neutral_name_tags(text, senders) if hidden else text
 
@@ -474,8 +472,8 @@ def neutral_name_tags(text: str, senders: list[str]) -> str:
     replaced by its role) name the speaker as annotators see it instead, so that no tag says which one is the
     system (the ISMACHINE judgement is then the annotator's own).
 
-    >>> neutral_name_tags("Hi SYSTEM_NAME, I am USER_NAME", ["user", "system"])
-    'Hi SPEAKER2_NAME, I am SPEAKER1_NAME'
+    >>> neutral_name_tags("Hi SYSTEM_NAME, I am USER_NAME (MY_NAME)", ["user", "system"])
+    'Hi SPEAKER2_NAME, I am SPEAKER1_NAME (MY_NAME)'
     """
     order = [s.upper() for s in dict.fromkeys(senders)]
 
@@ -483,7 +481,7 @@ def neutral_name_tags(text: str, senders: list[str]) -> str:
         role = m.group(1)
         return f"SPEAKER{order.index(role) + 1}_NAME" if role in order else "SPEAKER_NAME"
 
-    return _ROLE_TAG.sub(label, text)
+    return NAME_TAG_IN_TEXT.sub(label, text)
 
 
 def assignment_view(who: Who, asg: Assignment, item: AnnotationItem, labels: list[Label]) -> dict:
