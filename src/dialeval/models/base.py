@@ -140,9 +140,7 @@ class Estimator(ABC):
         _ = self.context  # one context, or an error
         table = TurnTable.from_corpus(corpus, senders=self._senders())
         prints = leakage.fingerprints(table)
-        if len(np.unique(prints)) < len(prints):  # said before the training, which may take minutes
-            warnings.warn(leakage.repeated_message(leakage.repeated(table.ids, prints), len(prints)),
-                          leakage.RepeatedDialoguesWarning, stacklevel=2)
+        leakage.warn_repeats(table.ids, prints, stacklevel=2)  # said before the training, which may take minutes
         targets = scale_targets(corpus, table, scales, balance=self.params["pools"] == "balance")
         self._fit(table, targets)
         self.shares = {n: resolve_min_share(self.params["min_share"], t.votes) for n, t in targets.items()}

@@ -271,12 +271,8 @@ def _warn_repeats(corpora: list[Corpus]) -> None:
     """One :class:`~dialeval.models.leakage.RepeatedDialoguesWarning` if any dialogue's turns occur twice in the
     files cross-validated together (folds go by id: copies under two ids can land on both sides of a fold)."""
     tables = [TurnTable.from_corpus(c, senders=None) for c in corpora]
-    ids = [i for t in tables for i in t.ids]
-    prints = np.concatenate([leakage.fingerprints(t) for t in tables])
-    groups = leakage.repeated(ids, prints)
-    if groups:
-        warnings.warn(leakage.repeated_message(groups, len(ids), cv=True), leakage.RepeatedDialoguesWarning,
-                      stacklevel=3)
+    leakage.warn_repeats([i for t in tables for i in t.ids], np.concatenate([leakage.fingerprints(t) for t in tables]),
+                         cv=True, stacklevel=3)
 
 
 def _joint_scales(corpora: list[Corpus]) -> dict:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,6 +98,15 @@ def repeated_message(groups: list[tuple[str, ...]], total: int, cv: bool = False
         text += ("; copies under different ids can be held out in one fold and trained on in another, which makes "
                  "the cross-validated scores optimistic")
     return text
+
+
+def warn_repeats(ids: list[str] | tuple[str, ...], prints: np.ndarray, *, cv: bool = False,
+                 stacklevel: int = 1) -> None:
+    """One :class:`RepeatedDialoguesWarning` if some dialogues share a fingerprint (:func:`repeated`,
+    :func:`repeated_message`); ``stacklevel`` as :func:`warnings.warn` takes it, counted from the caller."""
+    groups = repeated(ids, prints)
+    if groups:
+        warnings.warn(repeated_message(groups, len(ids), cv=cv), RepeatedDialoguesWarning, stacklevel=stacklevel + 1)
 
 
 def check_stored(values: np.ndarray, where: str) -> np.ndarray:
