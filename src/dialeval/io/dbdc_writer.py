@@ -17,9 +17,10 @@ from pathlib import Path
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import file_stem
-from dialeval.io.dbdc import BREAKDOWN, BREAKDOWN_LEVELS, SPEAKERS, breakdown_scale
+from dialeval.io.dbdc import BREAKDOWN, SPEAKERS, breakdown_scale
 from dialeval.io.jsonarray import json_text
-from dialeval.io.wochat import VALIDITY, VALIDITY_TAGS
+from dialeval.io.wochat import VALIDITY
+from dialeval.io.wochat_writer import known_maps
 from dialeval.io.writers import WriteReport, map_senders, write_folder
 
 _SPEAKER_OF = {v: k for k, v in SPEAKERS.items()}
@@ -28,7 +29,7 @@ _SPEAKER_OF = {v: k for k, v in SPEAKERS.items()}
 def _validity_as_breakdown(corpus: Corpus, report: WriteReport) -> Corpus:
     """``corpus`` with its turns' validity labels moved to the breakdown scale (VALID, ACCEPTABLE, INVALID -> O,
     T, X), recorded in ``report``; the dialogues are copied, the caller's corpus is left as it was."""
-    mapping = dict(zip(VALIDITY_TAGS, BREAKDOWN_LEVELS, strict=True))
+    mapping = {v: k for k, v in known_maps()[BREAKDOWN].items()}  # the WOCHAT writer's map, inverted
     dialogues = []
     for d in corpus:
         turns = []
