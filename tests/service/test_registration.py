@@ -286,3 +286,16 @@ def test_the_registration_form_sent_again_names_its_team_instead_of_a_taken_name
     other = {**data, "form_nonce": re.search(r'name="form_nonce" value="([^"]+)"',
                                              service.client.get("/").text).group(1)}
     assert service.client.post("/register", data=other).status_code == 409  # a new form: the name is taken
+
+
+def test_a_form_value_the_page_did_not_make_is_refused_never_a_500(service_any):
+    """A NUL in the form value (PostgreSQL refuses it in a query) or any other character: a 422 page."""
+    s = service_any
+    s.client.get("/")
+    csrf_token = s.client.cookies.get("dialeval_csrf")
+    for bad in ("\x00", "a b", "é", "x" * 65):
+        r = s.client.post("/register", data={"name": "Bad Nonce", "csrf": csrf_token, "form_nonce": bad})
+        assert r.status_code == 422 and 'role="alert"' in r.text, repr(bad)
+        r = s.client.post("/tasks/t1/submit", data={"token": s.team(f"t{len(bad)}{ord(bad[0])}"), "form_nonce": bad},
+                          files={"file": ("run.json", b"[]", "application/json")})
+        assert r.status_code == 422 and 'role="alert"' in r.text, repr(bad)

@@ -39,7 +39,7 @@ from dialeval.service.errors import Conflict, ServiceError, status_of
 from dialeval.service.leaderboard import tasks
 from dialeval.service.leaderboard.routes import leaderboard_router
 from dialeval.service.leaderboard.scoring_pool import Scorer
-from dialeval.service.pages import FORM_NONCE_MAX, form_page, new_form_nonce
+from dialeval.service.pages import FORM_NONCE_MAX, FORM_NONCE_PATTERN, form_page, new_form_nonce
 from dialeval.service.uploads import BodyLimit
 from dialeval.service.urls import templates
 
@@ -191,7 +191,8 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     @app.post("/register", response_class=HTMLResponse, include_in_schema=False)
     def register_page(request: Request, name: str = Form(""), affiliation: str = Form(""),
                       invite: str = Form(""), csrf_token: str = Form("", alias=csrf.FIELD),
-                      form_nonce: str = Form("", max_length=FORM_NONCE_MAX)) -> HTMLResponse:
+                      form_nonce: str = Form("", max_length=FORM_NONCE_MAX, pattern=FORM_NONCE_PATTERN)
+                      ) -> HTMLResponse:
         """The registration form (its CSRF token checked first: another site cannot register teams from a
         visitor's browser, nor spend the visitor's address's registration quota). The same form sent again (a
         reload of the page with the token) says which team it registered, instead of "the name is taken"."""

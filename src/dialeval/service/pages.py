@@ -17,6 +17,9 @@ from dialeval.service import csrf
 
 FORM_NONCE_MAX = 64
 """Longest ``form_nonce`` a form may send (:func:`new_form_nonce` makes 32 characters; the columns hold 64)."""
+FORM_NONCE_PATTERN = r"^[A-Za-z0-9_-]*$"
+"""The characters of a ``form_nonce`` (URL-safe base64, as :func:`new_form_nonce` makes it); anything else, a NUL
+that PostgreSQL refuses in a query included, is a form the page did not send (422)."""
 
 
 def new_form_nonce() -> str:

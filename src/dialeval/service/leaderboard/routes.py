@@ -36,7 +36,7 @@ from dialeval.service.errors import ServiceError, status_of
 from dialeval.service.leaderboard import board, submissions, tasks
 from dialeval.service.leaderboard.runs import SUBTASKS
 from dialeval.service.leaderboard.scoring_pool import Scorer
-from dialeval.service.pages import FORM_NONCE_MAX, new_form_nonce
+from dialeval.service.pages import FORM_NONCE_MAX, FORM_NONCE_PATTERN, new_form_nonce
 from dialeval.service.uploads import clean_filename, read_upload
 from dialeval.service.urls import templates
 
@@ -154,7 +154,8 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
                  dependencies=[Depends(one_file_part)])
     async def submit_page(request: Request, task: str, token: str = Form(""), file: UploadFile | None = File(None),
                           leaderboard: str | None = Form(None),
-                          form_nonce: str = Form("", max_length=FORM_NONCE_MAX)) -> HTMLResponse:
+                          form_nonce: str = Form("", max_length=FORM_NONCE_MAX, pattern=FORM_NONCE_PATTERN)
+                          ) -> HTMLResponse:
         try:
             if file is None or not file.filename:
                 raise DialevalError("no file chosen; choose a run file (JSON) to upload")
