@@ -151,3 +151,36 @@ def test_mouse_then_enter_submits_and_tab_then_enter_chooses(sqlite_url, browser
             assert problems == []
     finally:
         pj.close()
+
+
+def test_numbered_levels_are_typed_as_written(sqlite_url, browser):
+    """STC-3's A/S/E levels 2 1 0 -1 -2 are chosen by typing the level (a negative one as "-" then its digit),
+    so no key names another level; its nugget types (not numbers) by position, 1 2 3 4. A "-" where no level
+is negative does nothing."""
+    from dialeval.corpus import Corpus, Dialogue, Turn
+    from dialeval.io.stc3 import stc3_scales
+
+    corpus = Corpus([Dialogue("d0", [Turn("customer", ["my order"]), Turn("helpdesk", ["sorry"])])],
+                    stc3_scales(), "stc3")
+    pj = Projects(sqlite_url)
+    with_csp(pj.app)
+    try:
+        [code] = pj.project("k1", corpus, scheme="stc3", overlap=1, n_codes=1)
+        with LiveServer(pj.app) as server:
+            p = browser.new_context().new_page()
+            problems = watch(p)
+            p.goto(f"{server.url}/annotate/k1")
+            p.fill("input[name=code]", code)
+            p.click("#join-form button[type=submit]")
+            expect(p.locator("#dialogue li")).to_have_count(2)
+            expect(p.locator("#keys")).to_contain_text("2 1 0 -1 -2")
+            p.locator("body").click()
+            for k in ["2", "1", "-", "1", "0", "-", "2"]:  # the turns' nugget types, then A, S, E below them
+                p.keyboard.press(k)
+            expect(p.locator("#progress-text")).to_contain_text("this item: 5 of 5 labels")
+            for name in ["A: task accomplishment: -1", "S: customer satisfaction: 0", "E: dialogue effectiveness: -2",
+                         "nugget type (customer): CNUG", "nugget type (helpdesk): HNUG"]:
+                expect(p.locator(f'.control button[aria-label="{name}"]')).to_have_attribute("aria-pressed", "true")
+            assert problems == []
+    finally:
+        pj.close()

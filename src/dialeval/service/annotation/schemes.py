@@ -9,11 +9,12 @@ at the scale's level (the dialogue, or each turn of the senders the scale and th
 scheme      controls
 ==========  ======================================================================================
 wochat      per system turn (each turn for human-human): VALID/ACCEPTABLE/INVALID (keys 1 2 3) and
-            the optional tags POSITIVE (p), NEGATIVE (n), OFFENSIVE (o), SWEARLANG (s), ISMACHINE (m,
+            the optional tags POSITIVE (p), NEGATIVE (n), OFFENSIVE (o), SWEARLANG (s), ISMACHINE (i,
             only when speaker identities are hidden)
-stc3        per dialogue A, S, E on 2..-2 (keys 1-5); per turn the nugget type of its sender (keys 1-4)
+stc3        per dialogue A, S, E on 2..-2 (keys 2 1 0 -1 -2, typed as written); per turn the nugget type
+            of its sender (keys 1-4)
 dbdc        per system turn O / T / X (keys 1 2 3)
-conture     per system turn 0 / 1 / 2 (keys 1 2 3)
+conture     per system turn 0 / 1 / 2 (keys 0 1 2)
 ==========  ======================================================================================
 
 CLI choices (``--scheme``), the page's controls and keys, the checks of a saved label and the export all
@@ -22,6 +23,7 @@ come from :data:`SCHEMES`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from dialeval.corpus import Dialogue, Scale
@@ -116,8 +118,27 @@ class Scheme:
                 "controls": [c.info() for c in self.controls if hidden or not c.hidden_only]}
 
 
-def _choice(scale: Scale, title: str = "", keys: str = DIGITS) -> Control:
-    return Control(scale, tuple(keys[:len(scale.levels)]), title=title)
+def level_keys(levels: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys that choose each level: the level itself when every level is a one-digit integer, else 1, 2, ...
+
+    A numbered scale is typed as written, so the key never names another level (ConTurE's ``0 1 2`` are the
+    keys 0 1 2, not 1 2 3; STC-3's ``2 1 0 -1 -2`` are typed as such, a negative level as ``-`` then its
+    digit); any other scale is chosen by position.
+
+    >>> level_keys(("2", "1", "0", "-1", "-2"))
+    ('2', '1', '0', '-1', '-2')
+    >>> level_keys(("O", "T", "X"))
+    ('1', '2', '3')
+    """
+    if all(re.fullmatch(r"-?[0-9]", v) for v in levels) and len(set(levels)) == len(levels):
+        return tuple(levels)
+    if len(levels) > len(DIGITS):
+        raise ValueError(f"a choice of {len(levels)} levels has no key for each; allowed are up to {len(DIGITS)}")
+    return tuple(DIGITS[:len(levels)])
+
+
+def _choice(scale: Scale, title: str = "") -> Control:
+    return Control(scale, level_keys(tuple(scale.levels)), title=title)
 
 
 def _flags() -> tuple[Control, ...]:

@@ -250,6 +250,7 @@
     }
   }
 
+  let minus = "";  // "-" typed just before: the next digit chooses a negative level
   document.addEventListener("keydown", (ev) => {
     if (!view || ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const t = ev.target;
@@ -264,7 +265,11 @@
     if (!s) return;
     if (k === "Backspace" || k === "Delete") { ev.preventDefault(); setLabel(s.turn, s.scale, null); return; }
     const c = controls[s.scale];
-    const lv = c.levels.find((l) => l.key === k);
+    // a negative level is typed as written: "-" then its digit ("-" is kept for the next key only)
+    const typed = minus + k;
+    minus = "";
+    if (k === "-" && c.levels.some((l) => l.key.startsWith("-"))) { ev.preventDefault(); minus = "-"; return; }
+    const lv = c.levels.find((l) => l.key === typed);
     if (lv) {
       ev.preventDefault();
       const here = slots.slice(focus + 1).findIndex((x) => labels[key(x.turn, x.scale)] === undefined);
