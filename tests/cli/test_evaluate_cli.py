@@ -194,3 +194,30 @@ def test_the_installed_command_prints_no_traceback(tmp_path, tiny_gold_path):
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
     proc = subprocess.run([sys.executable, "-m", "dialeval", "--help"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and "evaluate" in proc.stdout
+
+
+def test_turns_left_out_of_dialogues_the_run_has_are_a_warning(tmp_path, capsys):
+    """A turn-level run that leaves out some turns of a dialogue it predicts is told so (its mean would otherwise
+    silently skip them); --strict scores them as the worst value, without the warning."""
+    log = {"dialogue-id": "x_00001", "turns": [
+        {"turn-index": i, "speaker": "US"[i % 2], "utterance": f"u{i}",
+         "annotations": [{"annotator-id": "a", "breakdown": "O"}] if i % 2 else []} for i in range(6)]}
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    (gold / "x_00001.log.json").write_text(json.dumps(log))
+    run = write(tmp_path, "run.json", [{"id": "x_00001", "turns": [{"turn": 1, "breakdown": {"O": 1}}]}])
+    rc, out, err = run_cli(capsys, "evaluate", run, str(gold))
+    assert rc == 0 and json.loads(out)["items"]["breakdown"] == {"scored": 1, "missing": 2}
+    assert err == (f"warning: {run}: gold items missing from dialogues the run predicts were not scored: 2 of "
+                   "breakdown (use --strict to score them as the worst value)\n")
+    rc, _, err = run_cli(capsys, "evaluate", run, str(gold), "--strict")
+    assert rc == 0 and err == ""
+
+
+def test_swapped_arguments_in_the_python_api(tmp_path, tiny_gold_path):
+    import dialeval
+    from dialeval import DialevalError
+
+    run = write(tmp_path, "run.json", GOOD_RUN)
+    with pytest.raises(DialevalError, match=r"the arguments look swapped: .* the order is `evaluate\(run, gold\)`"):
+        dialeval.evaluate(str(tiny_gold_path), run)

@@ -185,3 +185,91 @@ def test_detection_of_deeply_nested_json_is_an_error_not_a_crash(tmp_path):
     p.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(DialevalError, match="cannot tell the format"):
         detect(p)
+
+
+def test_dstc9_same_file_name_in_two_folders_is_refused_not_merged(tmp_path):
+    """chatbot1.json in a/ and b/ give the same ids (file stem + number): one file's ratings must not vanish."""
+    r = [{"context": "User: a\nSystem: b\n", "likeable": 3}]
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "chatbot1.json").write_text(json.dumps(r))
+    with pytest.raises(DialevalError) as e:
+        read_corpus(tmp_path)
+    assert str(e.value).startswith(f"{tmp_path / 'b' / 'chatbot1.json'}: dialogue chatbot1-000: dialogue id met "
+                                   f"twice (also in {tmp_path / 'a' / 'chatbot1.json'})")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), 1e309, 2.5, True, "3", [3]])
+def test_ratings_that_are_not_levels_are_located_errors(tmp_path, value):
+    q = tmp_path / "chatbot1.json"
+    q.write_text(json.dumps([{"context": "User: a\nSystem: b\n", "likeable": value}]))
+    with pytest.raises(DialevalError, match=r"chatbot1-000: \[0\].likeable: rating .* is not allowed on 'likeable'"):
+        read_corpus(q)
+    p = tmp_path / "data.json"
+    p.write_text(json.dumps([{"dialog_id": 1, "turns": [{"user": "U", "chatbot": "C", "overall impression": value}]}]))
+    with pytest.raises(DialevalError, match=r"dialogue 1: turns\[0\].overall impression: overall impression .* is "
+                                            "not allowed; allowed are 0, 1, 2"):
+        read_corpus(p, format="conture")
+
+
+def test_integral_floats_are_their_level(tmp_path):
+    """1.0 is level 1 (JSON does not tell 1 from 1.0), on ConTurE's turns as on DSTC9's ratings."""
+    p = tmp_path / "data.json"
+    p.write_text(json.dumps([{"dialog_id": 1, "turns": [{"user": "U", "chatbot": "C", "overall impression": 1.0}],
+                              "dialog_ratings": [{"likeable": 3.0}]}]))
+    d = read_corpus(p, format="conture").dialogues[0]
+    assert d.turns[1].labels == {"overall impression": ["1"]} and d.labels["likeable"] == ["3"]
+
+
+@pytest.mark.parametrize("record,message", [
+    ({"dialog_id": None}, "[0].dialog_id: dialog id None is not allowed; allowed are a number or a non-blank string"),
+    ({"dialog_id": [1]}, "[0].dialog_id: dialog id [1] is not allowed"),
+    ({"dialog_id": True}, "[0].dialog_id: dialog id True is not allowed"),
+    ({"dialog_id": 1, "dialog_ratings": 0}, "dialogue 1: dialog_ratings: 'dialog_ratings' must be a list, received 0"),
+])
+def test_conture_ids_and_ratings_of_the_wrong_type(tmp_path, record, message):
+    p = tmp_path / "data.json"
+    p.write_text(json.dumps([{"turns": [{"user": "U", "chatbot": "C", "overall impression": 1}], **record}]))
+    with pytest.raises(DialevalError) as e:
+        read_corpus(p, format="conture")
+    assert str(e.value).startswith(f"{p}: {message}")
+
+
+@pytest.mark.parametrize("turn,message", [
+    ({"turn-index": True, "speaker": "S", "utterance": "hi"}, "turns[0].turn-index: turn-index True where 0"),
+    ({"turn-index": 0, "speaker": "S", "utterance": "hi", "annotations": 0},
+     "turns[0].annotations: 'annotations' must be a list, received 0"),
+    ({"turn-index": 0, "speaker": "S", "utterance": "hi", "annotations": [{"annotator-id": [1], "breakdown": "O"}]},
+     "turns[0].annotations[0].annotator-id: annotator id [1] is not allowed; allowed are a string or a number"),
+])
+def test_dbdc_values_of_the_wrong_type(tmp_path, turn, message):
+    p = _dbdc(tmp_path, [turn])
+    with pytest.raises(DialevalError) as e:
+        read_corpus(p, format="dbdc")
+    assert str(e.value).startswith(f"{p}: dialogue x_00001: {message}")
+
+
+@pytest.mark.parametrize("annotations", [0, {}, "x", None, []])
+def test_stc3_annotations_absent_or_empty_mean_unlabelled_anything_else_is_an_error(tmp_path, annotations):
+    p = tmp_path / "d.json"
+    p.write_text(json.dumps([{"id": "1", "turns": [{"sender": "customer", "utterances": ["hi"]}],
+                              "annotations": annotations}]))
+    if annotations in (None, []):
+        assert read_corpus(p, format="stc3").dialogues[0].labels == {}
+        return
+    with pytest.raises(DialevalError, match="dialogue 1: annotations: 'annotations' must be a list"):
+        read_corpus(p, format="stc3")
+
+
+def test_a_device_or_a_pipe_is_read_to_the_limit_not_without_end(tmp_path):
+    """A character device has no size (st_size 0): the read stops one byte past max_bytes."""
+    from dialeval.io._files import read_bounded
+
+    with pytest.raises(DialevalError, match="/dev/zero: more than the limit of 1,000 bytes"):
+        read_bounded(Path("/dev/zero"), 1000)
+
+
+@pytest.mark.parametrize("source", [None, 3, {"a": 1}])
+def test_read_corpus_of_no_path_says_what_it_received(source):
+    with pytest.raises(DialevalError, match=f"corpus: expected a path, received {type(source).__name__}"):
+        read_corpus(source)

@@ -146,6 +146,18 @@ INVALID = [
     ("name declared twice", dict(names=HM + "<user_name>Bob</user_name>", body=T1),
      "dialogue IRIS00001: user_name: <user_name> is declared twice"),
     ("no turn", dict(body=""), "dialogue IRIS00001: the dialogue has no <turn>"),
+    ("turn id of a superscript digit", dict(body='<turn id="²"><speaker>USER</speaker><utterance>x</utterance></turn>'),
+     "dialogue IRIS00001: turn: turn id '²' is not allowed; a turn needs id=\"N\", N = 0, 1, 2, ..."),
+    ("turn id of Arabic-Indic digits", dict(body='<turn id="٢"><speaker>USER</speaker><utterance>x</utterance>'
+                                                 '</turn>'),
+     "dialogue IRIS00001: turn: turn id '٢' is not allowed; a turn needs id=\"N\", N = 0, 1, 2, ..."),
+    ("turn id of 5000 digits", dict(body=f'<turn id="{"9" * 5000}"><speaker>USER</speaker><utterance>x</utterance>'
+                                         '</turn>'),
+     "dialogue IRIS00001: turn: turn id '99999"),
+    ("dialogue id of full-width digits", dict(did="IRIS００００１"),
+     "dialogue IRIS００００１: id: dialogue id 'IRIS００００１' does not follow the WOCHAT pattern"),
+    ("an extra tag nested 2000 deep", dict(body=T1 + "<meta>" + "<a>" * 2000 + "</a>" * 2000 + "</meta>"),
+     "dialogue IRIS00001: meta: <meta> is nested too deeply to keep"),
 ]
 
 
@@ -155,7 +167,7 @@ def test_invalid_files_give_exact_messages(tmp_path, case, kw, message):
     p = write(tmp_path, body, **kw)
     got = error_of(p)
     assert got.startswith(f"{p}: {message}"), got
-    if case not in ("6 digits", "no name"):
+    if case not in ("6 digits", "no name", "turn id of 5000 digits", "dialogue id of full-width digits"):
         assert got == f"{p}: {message}"
 
 
@@ -298,6 +310,25 @@ def test_writer_refuses_a_lone_surrogate_in_one_line(tmp_path):
     with pytest.raises(DialevalError, match=r"turns\[0\].*lone surrogate, which XML 1.0 cannot carry"):
         write_wochat(bad_text, tmp_path / "a.xml")
     bad_id = Corpus([Dialogue("x\udc00", [Turn("user", ["hi"])])])
-    with pytest.raises(DialevalError, match=r"lone surrogate .* which XML cannot carry"):
+    with pytest.raises(DialevalError, match=r"holds \\udc00 \(a control character, or a lone surrogate"):
         write_wochat(bad_id, tmp_path / "b.xml")
     assert not (tmp_path / "a.xml").exists() and not (tmp_path / "b.xml").exists()
+
+
+def test_writer_refuses_control_characters_in_ids_and_escapes_the_source_comment(tmp_path):
+    """An id or an annotator id with a control character would make XML the reader refuses: a located error. A
+    source path with "--" or a control character is written into the comment so that the XML stays well formed."""
+    from dialeval.corpus import Corpus, Dialogue, Turn
+    from dialeval.io.wochat import validity_scale
+
+    labelled = Turn("system", ["hello"], labels={"validity": ["VALID"]}, annotators=["a\x01b"])
+    with pytest.raises(DialevalError, match=r"dialogue IRIS00001: .*holds \\x01 \(a control character"):
+        write_wochat(Corpus([Dialogue("IRIS00001", [Turn("user", ["hi"]), labelled])],
+                            {"validity": validity_scale()}, "wochat"), tmp_path / "a.xml", scale="validity")
+    with pytest.raises(DialevalError, match=r"holds \\x00 \(a control character"):
+        write_wochat(Corpus([Dialogue("a/b\x00c", [Turn("user", ["hi"])])]), tmp_path / "b.xml")
+    assert not (tmp_path / "a.xml").exists() and not (tmp_path / "b.xml").exists()
+    c = Corpus([Dialogue("IRIS00001", [Turn("user", ["hi"])])], source="my--data\x02/x-")
+    write_wochat(c, tmp_path / "c.xml")
+    assert "my- -data\\x02/x-" in (tmp_path / "c.xml").read_text()
+    assert read_wochat(tmp_path / "c.xml").ids() == ["IRIS00001"]

@@ -140,3 +140,26 @@ def test_blocks():
     with pytest.raises(DialevalError, match="more than one of them has labels"):
         merge_blocks(c)
     assert merge_blocks(c, on_conflict="last").dialogues[0].turns[1].labels == {"breakdown": ["X"]}
+
+
+@pytest.mark.parametrize("label,message", [
+    ({"prob-O": float("nan")}, "turns[0].labels[0].prob-O: value nan is not allowed"),
+    ({"prob-O": -1}, "turns[0].labels[0].prob-O: value -1 is not allowed"),
+    ({"prob-Z": 0.1}, "turns[0].labels[0]: unknown bin 'prob-Z'; allowed are prob-O, prob-T, prob-X"),
+    ({"breakdown": "Y"}, "turns[0].labels[0].breakdown: hard label 'Y' is not allowed"),
+    ({"turn-index": None}, "turns[0].turn-index: 'turn-index' None is not allowed"),
+    ({"dialogue-id": None}, "dialogue-id: 'dialogue-id' must be a non-empty string, received None"),
+    ({"dialogue-id": ["d1"]}, "dialogue-id: 'dialogue-id' must be a non-empty string, received ['d1']"),
+])
+def test_dbdc3_labels_errors_name_the_file_and_its_own_fields(tmp_path, label, message):
+    """An error in a folder of *.labels.json names the file and the field as the file spells it."""
+    lab = {"breakdown": "O", "prob-O": 1, "prob-T": 0, "prob-X": 0}
+    turn = {"turn-index": label.pop("turn-index", 1), "labels": [lab]}
+    doc = {"dialogue-id": label.pop("dialogue-id", "d1"), "turns": [turn]}
+    lab.update(label)
+    f = tmp_path / "d1.labels.json"
+    f.write_text(json.dumps(doc))
+    with pytest.raises(DialevalError) as e:
+        score(tmp_path, corpus())
+    where = f"{f}: " if "dialogue-id" in message[:12] else f"{f}: dialogue d1: "
+    assert str(e.value).startswith(where + message), str(e.value)

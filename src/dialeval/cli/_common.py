@@ -42,14 +42,22 @@ def warnings_as_lines(*categories: type[Warning]) -> Iterator[None]:
         yield
 
 
-def warn_coverage(file: object, extra: list[str], missing: list[str], *, strict: bool, worst: str) -> None:
-    """Warn about dialogues of a run that are not in the gold, and (unless strict) gold dialogues it lacks."""
+def warn_coverage(file: object, extra: list[str], missing: list[str], *, strict: bool, worst: str,
+                  items_missing: dict[str, int] | None = None) -> None:
+    """Warn about dialogues of a run that are not in the gold, and (unless strict) gold dialogues it lacks and
+    gold items (``items_missing``: scale -> count, e.g. turns) it lacks in the dialogues it has."""
     if extra:
         more = f" (+{len(extra) - 5} more)" if len(extra) > 5 else ""
         warn(f"{file}: {len(extra)} dialogue(s) not in the gold, counted as extra: " + ", ".join(extra[:5]) + more)
-    if missing and not strict:
+    if strict:
+        return
+    if missing:
         warn(f"{file}: {len(missing)} gold dialogue(s) missing from the run were not scored (use --strict to score "
              f"them as {worst})")
+    gaps = {scale: n for scale, n in (items_missing or {}).items() if n}
+    if gaps:
+        warn(f"{file}: gold items missing from dialogues the run predicts were not scored: "
+             + ", ".join(f"{n} of {scale}" for scale, n in gaps.items()) + f" (use --strict to score them as {worst})")
 
 
 def outputs_apart(inputs: Iterable[object], outputs: dict[str, object]) -> None:

@@ -10,9 +10,9 @@ import typer
 
 from dialeval.cli._common import choice_enum, err, warn
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, load
-from dialeval.cli.evaluate import check_not_swapped
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import check_output_folder
+from dialeval.io.detect import check_not_swapped
 from dialeval.io.discpower import check_run_names, write_matrices
 from dialeval.measures.ordinal import VARIANTS
 from dialeval.report import (

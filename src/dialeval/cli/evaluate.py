@@ -14,7 +14,7 @@ from dialeval.cli._common import choice_enum, measure_legend, out, outputs_apart
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json, tables
 from dialeval.cli._corpus_io import value as _value
 from dialeval.errors import DialevalError
-from dialeval.io.detect import detect, probe
+from dialeval.io.detect import check_not_swapped
 from dialeval.io.stream import is_streamed, read_records
 from dialeval.measures.ordinal import VARIANTS
 from dialeval.scoring import AVERAGES, Scores, load_gold, score_aligned
@@ -82,29 +82,6 @@ def summary_table(summary: dict, title: str, display: str = "raw") -> Table:
     return table
 
 
-def _format_of(path: Path) -> str | None:
-    try:
-        return detect(path)
-    except DialevalError:
-        return None
-
-
-def check_not_swapped(submission: Path, gold: Path, usage: str = "dialeval evaluate RUN GOLD") -> None:
-    """Refuse ``evaluate GOLD RUN``: the first file holds annotated dialogues and the second no corpus at all.
-
-    A gold-as-run check (``evaluate gold.json gold.json``) is not a swap: both files are corpora.
-    """
-    if not submission.exists() or not gold.exists():
-        return
-    first = _format_of(submission)
-    if first is None or _format_of(gold) is not None:
-        return
-    if first in ("stc3", "dbdc") and not submission.is_dir() and '"annotations"' not in probe(submission).head:
-        return  # dialogues without labels (a test set, a DBDC3 labels file): not a gold
-    raise DialevalError(f"the arguments look swapped: {submission} holds annotated dialogues (a {first} gold) and "
-                        f"{gold} does not; the order is `{usage}`")
-
-
 def register(app: typer.Typer) -> None:
     @app.command("evaluate")
     def evaluate_cmd(
@@ -170,7 +147,8 @@ def _run_records(submission: Path) -> list[dict]:
 def _report(s: Scores, submission: Path, gold: Path, *, per_dialogue: Path | None, format: OutFormat,
             display: Display, dbdc3: dict | None) -> None:
     st = s.settings
-    warn_coverage(submission, s.extra_ids, s.missing_ids, strict=st["strict"], worst="the worst value")
+    warn_coverage(submission, s.extra_ids, s.missing_ids, strict=st["strict"], worst="the worst value",
+                  items_missing={scale: c["missing"] for scale, c in s.item_counts.items()})
     if s.extra_items:
         warn(f"{submission}: {len(s.extra_items)} predicted item(s) have no gold labels (an unrated turn or "
              "dialogue), not scored: " + ", ".join(s.extra_items[:5]))

@@ -40,7 +40,12 @@ def read_bounded(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
     if size > max_bytes:
         raise DialevalError(f"file of {size:,} bytes is larger than the limit of {max_bytes:,} bytes "
                             "(pass max_bytes= to read it anyway)", file=str(path))
-    return path.read_bytes()
+    with path.open("rb") as fh:  # a pipe or a device has no size: read one byte past the limit at most
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise DialevalError(f"more than the limit of {max_bytes:,} bytes (not a regular file, or one that "
+                            "grew while read; pass max_bytes= to read more)", file=str(path))
+    return data
 
 
 def load_json_document(path: Path, max_bytes: int = MAX_BYTES) -> object:

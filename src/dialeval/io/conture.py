@@ -21,7 +21,7 @@ from pathlib import Path
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
 from dialeval.errors import DialevalError, describe
 from dialeval.io._files import MAX_BYTES, as_path, load_json_document, only_json_file, require_dict, require_str
-from dialeval.io.dstc9 import DIMENSIONS, dimension_scales, rating_label
+from dialeval.io.dstc9 import DIMENSIONS, dimension_scales, level_of, rating_label
 
 TURN_SCALE = "overall impression"
 TURN_LEVELS = ("0", "1", "2")
@@ -88,7 +88,11 @@ def read_conture(source: str | Path, *, max_bytes: int = MAX_BYTES) -> Corpus:
         rec = require_dict(raw, f"item {i}", file=file, field=f"[{i}]")
         if "dialog_id" not in rec:
             raise DialevalError(f"item {i} has no 'dialog_id'", file=file, field="dialog_id")
-        did = str(rec["dialog_id"])
+        raw_id = rec["dialog_id"]
+        if isinstance(raw_id, bool) or not isinstance(raw_id, int | str) or not str(raw_id).strip():
+            raise DialevalError(f"dialog id {describe(raw_id)} is not allowed; allowed are a number or a "
+                                "non-blank string", file=file, field=f"[{i}].dialog_id")
+        did = str(raw_id)
         if did in seen:
             raise DialevalError("dialog id met twice", file=file, dialogue=did, field="dialog_id")
         seen.add(did)
@@ -109,15 +113,18 @@ def _read_dialog(rec: dict, did: str, file: str) -> Dialogue:
         user = require_str(pair.get("user"), "'user'", file=file, dialogue=did, field=f"{where}.user")
         bot = require_str(pair.get("chatbot"), "'chatbot'", file=file, dialogue=did, field=f"{where}.chatbot")
         score = pair.get(TURN_SCALE)
-        if isinstance(score, bool) or score not in (0, 1, 2):
-            raise DialevalError(f"overall impression {describe(score)} is not allowed; allowed are 0, 1, 2",
-                                file=file, dialogue=did, field=f"{where}.{TURN_SCALE}")
+        label = level_of(score, TURN_LEVELS)
+        if label is None:
+            raise DialevalError(f"overall impression {describe(score)} is not allowed; allowed are "
+                                + ", ".join(TURN_LEVELS), file=file, dialogue=did, field=f"{where}.{TURN_SCALE}")
         turns.append(Turn("user", [_strip(user, "user")], meta={"pair": t}))
-        turns.append(Turn("system", [_strip(bot, "chatbot")], labels={TURN_SCALE: [str(score)]},
+        turns.append(Turn("system", [_strip(bot, "chatbot")], labels={TURN_SCALE: [label]},
                           annotators=[CONSOLIDATED], meta={"pair": t}))
-    ratings = rec.get("dialog_ratings") or []
+    ratings = rec.get("dialog_ratings")
+    ratings = [] if ratings is None else ratings
     if not isinstance(ratings, list):
-        raise DialevalError("'dialog_ratings' must be a list", file=file, dialogue=did, field="dialog_ratings")
+        raise DialevalError(f"'dialog_ratings' must be a list, received {describe(ratings)}", file=file,
+                            dialogue=did, field="dialog_ratings")
     labels: dict[str, list[str | None]] = {d: [] for d in DIMENSIONS}
     for r, raw in enumerate(ratings):
         where = f"dialog_ratings[{r}]"

@@ -113,7 +113,7 @@ def _read_log(f: Path, root: Path, max_bytes: int) -> Dialogue:
 def _read_turn(raw: object, i: int, did: str, file: str) -> Turn:
     where = f"turns[{i}]"
     t = require_dict(raw, where, file=file, dialogue=did, field=where)
-    if t.get("turn-index") != i:
+    if isinstance(t.get("turn-index"), bool) or t.get("turn-index") != i:
         raise DialevalError(f"turn-index {describe(t.get('turn-index'))} where {i} was expected (turns must be "
                             "numbered 0, 1, 2, ... in order)", file=file, dialogue=did, field=f"{where}.turn-index")
     speaker = t.get("speaker")
@@ -124,9 +124,11 @@ def _read_turn(raw: object, i: int, did: str, file: str) -> Turn:
     meta = {k: v for k, v in t.items() if k not in ("turn-index", "speaker", "utterance", "annotations")}
     meta["turn-index"] = i
     turn = Turn(SPEAKERS[speaker], [text], meta=meta)
-    anns = t.get("annotations") or []
+    anns = t.get("annotations")
+    anns = [] if anns is None else anns
     if not isinstance(anns, list):
-        raise DialevalError("'annotations' must be a list", file=file, dialogue=did, field=f"{where}.annotations")
+        raise DialevalError(f"'annotations' must be a list, received {describe(anns)}", file=file, dialogue=did,
+                            field=f"{where}.annotations")
     if anns:
         labels, ids, extra = [], [], []
         for a, ann in enumerate(anns):
@@ -136,7 +138,11 @@ def _read_turn(raw: object, i: int, did: str, file: str) -> Turn:
             if lab not in BREAKDOWN_LEVELS:
                 raise DialevalError(f"breakdown label {describe(lab)} is not allowed; allowed are O, T, X",
                                     file=file, dialogue=did, field=f"{aw}.breakdown")
-            aid = str(ann.get("annotator-id", f"#{a}"))
+            raw_aid = ann.get("annotator-id", f"#{a}")
+            if isinstance(raw_aid, bool) or not isinstance(raw_aid, str | int):
+                raise DialevalError(f"annotator id {describe(raw_aid)} is not allowed; allowed are a string or a "
+                                    "number", file=file, dialogue=did, field=f"{aw}.annotator-id")
+            aid = str(raw_aid)
             if aid in ids:
                 raise DialevalError(f"annotator {aid!r} labels this turn twice", file=file, dialogue=did,
                                     field=f"{aw}.annotator-id")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialeval.errors import DialevalError
-from dialeval.io._files import only_json_file
+from dialeval.io._files import as_path, only_json_file
 from dialeval.io.formats import FORMATS
 from dialeval.io.text import utf8_bytes
 
@@ -158,9 +158,7 @@ def detect(path: str | Path, *, choose: str = CHOOSE) -> str:
     >>> detect(p)
     'conture'
     """
-    p = Path(path)
-    if not p.exists():
-        raise DialevalError("no such file or folder", file=str(p))
+    p = as_path(path, "corpus")
     if p.is_file() and p.stat().st_size == 0:
         raise DialevalError("the file is empty; expected a corpus of one of " + ", ".join(FORMATS), file=str(p))
     pr = probe(p)
@@ -178,3 +176,26 @@ def detect(path: str | Path, *, choose: str = CHOOSE) -> str:
 
 def _describe_files(pr: Probe) -> str:
     return ", ".join(f"{n} {k}" for k, n in sorted(pr.files.items()))
+
+
+def _format_of(path: Path) -> str | None:
+    try:
+        return detect(path)
+    except DialevalError:
+        return None
+
+
+def check_not_swapped(submission: Path, gold: Path, usage: str = "dialeval evaluate RUN GOLD") -> None:
+    """Refuse ``evaluate GOLD RUN``: the first file holds annotated dialogues and the second no corpus at all.
+
+    A gold-as-run check (``evaluate gold.json gold.json``) is not a swap: both files are corpora.
+    """
+    if not submission.exists() or not gold.exists():
+        return
+    first = _format_of(submission)
+    if first is None or _format_of(gold) is not None:
+        return
+    if first in ("stc3", "dbdc") and not submission.is_dir() and '"annotations"' not in probe(submission).head:
+        return  # dialogues without labels (a test set, a DBDC3 labels file): not a gold
+    raise DialevalError(f"the arguments look swapped: {submission} holds annotated dialogues (a {first} gold) and "
+                        f"{gold} does not; the order is `{usage}`")

@@ -46,16 +46,28 @@ def dimension_scales() -> dict[str, Scale]:
             for name, (levels, what) in DIMENSIONS.items()}
 
 
+def level_of(value: object, levels: tuple[str, ...]) -> str | None:
+    """The level of ``levels`` (integer labels) that a JSON number equals, or None (``1.0`` is level ``"1"``;
+    a bool, a string, NaN, an infinity or a fraction is none).
+
+    >>> level_of(1.0, ("0", "1", "2")), level_of(float("nan"), ("0", "1")), level_of(True, ("0", "1"))
+    ('1', None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return next((level for level in levels if value == int(level)), None)
+
+
 def rating_label(value: object, dim: str, *, file: str | None, dialogue: str | None, field: str) -> str | None:
     """A rater's value on ``dim`` as a level label; ``"N/A"`` and null give None (missing)."""
     if value is None or value == MISSING:
         return None
     levels = DIMENSIONS[dim][0]
-    if isinstance(value, bool) or not isinstance(value, int | float) or str(int(value)) not in levels \
-            or value != int(value):
+    label = level_of(value, levels)
+    if label is None:
         raise DialevalError(f"rating {describe(value)} is not allowed on {dim!r}; allowed are "
                             + ", ".join(levels) + f" or {MISSING!r}", file=file, dialogue=dialogue, field=field)
-    return str(int(value))
+    return label
 
 
 def split_context(context: str, *, file: str | None = None, dialogue: str | None = None) -> list[Turn]:
@@ -110,8 +122,15 @@ def read_dstc9(source: str | Path, *, max_bytes: int = MAX_BYTES) -> Corpus:
     files = sorted(files_in(path, [FILE_PATTERN], "DSTC9 rating files"), key=_chatbot_order) \
         if path.is_dir() else [path]
     dialogues: list[Dialogue] = []
+    seen: dict[str, str] = {}
     for f in files:
-        dialogues.extend(_read_file(f, max_bytes))
+        for dlg in _read_file(f, max_bytes):
+            if dlg.id in seen:  # chatbot1.json in two subfolders: the same ids, one file's ratings would be lost
+                raise DialevalError(f"dialogue id met twice (also in {seen[dlg.id]}); a dialogue's id is its "
+                                    "file's name and its number there, so rating files need different names",
+                                    file=str(f), dialogue=dlg.id)
+            seen[dlg.id] = str(f)
+            dialogues.append(dlg)
     return Corpus(dialogues, dimension_scales(), "dstc9", str(path), "en")
 
 

@@ -128,7 +128,7 @@ def read_stc3(source: Source) -> Corpus:
                  for raw, c in zip(rec["turns"], checked, strict=True)]
         dlg = Dialogue(did, turns, meta={k: v for k, v in rec.items() if k not in ("id", "turns", "annotations")})
         anns = rec.get("annotations")
-        if anns:
+        if anns is not None and anns != []:  # absent or []: an unlabelled dialogue (a test set's)
             check_annotations(anns, senders, did, file)
             if any("quality" in a for a in anns):
                 for k in QUALITY_KEYS:

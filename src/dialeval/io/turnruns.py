@@ -52,26 +52,51 @@ class TurnRun:
 
 
 def _dbdc_record(rec: object, file: str) -> dict:
+    """One DBDC3 labels file as a dialeval run record, every value checked here, so that an error names this
+    file and the field as the file spells it (``turns[0].labels[0].prob-O``)."""
     if not isinstance(rec, dict) or "dialogue-id" not in rec:
         raise DialevalError("not a DBDC3 labels file: expected an object with 'dialogue-id' and 'turns'", file=file)
-    did = str(rec["dialogue-id"])
+    did = rec["dialogue-id"]
+    if not isinstance(did, str) or not did.strip():
+        raise DialevalError(f"'dialogue-id' must be a non-empty string, received {describe(did)}", file=file,
+                            field="dialogue-id")
     turns = rec.get("turns")
     if not isinstance(turns, list):
-        raise DialevalError("'turns' must be a list", file=file, dialogue=did, field="turns")
+        raise DialevalError(f"'turns' must be a list, received {describe(turns)}", file=file, dialogue=did,
+                            field="turns")
+    probs = tuple(f"prob-{lv}" for lv in BREAKDOWN_LEVELS)
     out = []
     for i, t in enumerate(turns):
         where = f"turns[{i}]"
-        labels = t.get("labels") if isinstance(t, dict) else None
+        if not isinstance(t, dict):
+            raise DialevalError(f"a turn must be an object, received {describe(t)}", file=file, dialogue=did,
+                                field=where)
+        pos = t.get("turn-index")
+        if isinstance(pos, bool) or not isinstance(pos, int) or pos < 0:
+            raise DialevalError(f"'turn-index' {describe(pos)} is not allowed; allowed are the turn's 0-based "
+                                "position, an integer >= 0", file=file, dialogue=did, field=f"{where}.turn-index")
+        labels = t.get("labels")
         if not isinstance(labels, list) or not labels or not isinstance(labels[0], dict):
-            raise DialevalError("expected 'labels': [{'breakdown', 'prob-O', 'prob-T', 'prob-X'}]", file=file,
-                                dialogue=did, field=f"{where}.labels")
+            raise DialevalError("expected 'labels': [{'breakdown', 'prob-O', 'prob-T', 'prob-X'}], "
+                                f"received {describe(labels)}", file=file, dialogue=did, field=f"{where}.labels")
         lab = labels[0]
-        missing = [f"prob-{lv}" for lv in BREAKDOWN_LEVELS if f"prob-{lv}" not in lab]
+        at = f"{where}.labels[0]"
+        missing = [p for p in probs if p not in lab]
         if missing:
-            raise DialevalError(f"missing {', '.join(missing)}", file=file, dialogue=did, field=f"{where}.labels[0]")
-        turn = {"turn": t.get("turn-index"), BREAKDOWN: {lv: lab[f"prob-{lv}"] for lv in BREAKDOWN_LEVELS}}
-        if lab.get("breakdown") is not None:
-            turn[HARD] = {BREAKDOWN: lab["breakdown"]}
+            raise DialevalError(f"missing {', '.join(missing)}", file=file, dialogue=did, field=at)
+        unknown = [k for k in lab if isinstance(k, str) and k.startswith("prob-") and k not in probs]
+        if unknown:  # the official script reads labels[0]'s three probabilities (other keys and entries: ignored)
+            raise DialevalError(f"unknown bin {describe(unknown[0])}; allowed are " + ", ".join(probs),
+                                file=file, dialogue=did, field=at)
+        dist = read_distribution({p: lab[p] for p in probs}, probs, did, at, file)
+        turn = {"turn": pos, BREAKDOWN: dict(zip(BREAKDOWN_LEVELS, dist, strict=True))}
+        hard = lab.get(BREAKDOWN)
+        if hard is not None:
+            if hard not in BREAKDOWN_LEVELS:
+                raise DialevalError(f"hard label {describe(hard)} is not allowed{suggest(hard, BREAKDOWN_LEVELS)}; "
+                                    "allowed are " + ", ".join(BREAKDOWN_LEVELS), file=file, dialogue=did,
+                                    field=f"{at}.{BREAKDOWN}")
+            turn[HARD] = {BREAKDOWN: hard}
         out.append(turn)
     return {"id": did, "turns": out}
 

@@ -42,9 +42,9 @@ VALIDITY_TAGS = ("VALID", "ACCEPTABLE", "INVALID")
 OPTIONAL_TAGS = ("POSITIVE", "NEGATIVE", "OFFENSIVE", "SWEARLANG", "ISMACHINE")
 BINARY_LEVELS = ("no", "yes")
 NAME_POLICIES = ("error", "replace", "keep")
-ID_PATTERN = re.compile(r"^(?P<name>[^\W\d][\w.-]*?)(?<!\d)(?P<number>\d{5})$")
+ID_PATTERN = re.compile(r"^(?P<name>[^\W\d][\w.-]*?)(?<![0-9])(?P<number>[0-9]{5})$")
 ID_RULE = "a chatbot name (or 'human') followed by a 5-digit number 00000-99999, e.g. 'IRIS00042'"
-ROLES = r"SYSTEM|USER\d*"
+ROLES = r"SYSTEM|USER[0-9]*"
 """The WOCHAT speaker roles (a regular expression): SYSTEM, USER, USER1, USER2..."""
 NAME_TAG_IN_TEXT = re.compile(rf"\b({ROLES})_NAME\b")
 """A speaker's name tag inside an utterance (``SYSTEM_NAME``, ``USER1_NAME``): the name replaced by its role."""
@@ -223,11 +223,15 @@ def _text(el: ET.Element) -> str:
     return _EDGE_WS.sub("", el.text or "")
 
 
-def _as_tag(el: ET.Element) -> dict:
+def _as_tag(el: ET.Element, *, file: str, dialogue: str) -> dict:
     """An extra element kept as data: tag, attributes, text and (if nested) its XML."""
     out: dict = {"tag": el.tag, "attrib": dict(el.attrib), "text": (el.text or "").strip()}
     if len(el):
-        out["xml"] = ET.tostring(el, encoding="unicode").strip()
+        try:
+            out["xml"] = ET.tostring(el, encoding="unicode").strip()
+        except RecursionError:  # the serialiser recurses once per level; the parser does not
+            raise DialevalError(f"<{el.tag}> is nested too deeply to keep", file=file, dialogue=dialogue,
+                                field=el.tag) from None
     return out
 
 
@@ -255,7 +259,7 @@ def _read_dialogue(el: ET.Element, st: _ReadState) -> Dialogue:
         elif child.tag in DIALOGUE_KEYS and not len(child):
             meta[child.tag] = (child.text or "").strip()
         else:
-            extra.append(_as_tag(child))
+            extra.append(_as_tag(child, file=file, dialogue=did))
     if not turn_elems:
         raise DialevalError("the dialogue has no <turn>", file=file, dialogue=did)
     patterns = {role: name_pattern(n) for role, n in names.items() if n}
@@ -278,7 +282,7 @@ def _read_turn(te: ET.Element, did: str, names: dict[str, str], patterns: dict[s
                st: _ReadState) -> Turn:
     file = st.file
     raw_id = te.get("id")
-    if raw_id is None or not raw_id.strip().isdigit():
+    if raw_id is None or not re.fullmatch(r"\s*[0-9]{1,9}\s*", raw_id):
         raise DialevalError(f"turn id {describe(raw_id)} is not allowed; a turn needs id=\"N\", N = 0, 1, 2, ...",
                             file=file, dialogue=did, field="turn")
     tid = int(raw_id)
@@ -298,7 +302,7 @@ def _read_turn(te: ET.Element, did: str, names: dict[str, str], patterns: dict[s
         elif child.tag == "annotator":
             annotators.append(child)
         else:
-            extra.append(_as_tag(child))
+            extra.append(_as_tag(child, file=file, dialogue=did))
     if speaker is None:
         raise DialevalError("the turn has no <speaker>", file=file, dialogue=did, field=where)
     if utterance is None:
@@ -365,7 +369,7 @@ def _read_annotators(elems: list[ET.Element], turn: Turn, did: str, where: str, 
                 else:
                     opt.add(child.tag)
             else:
-                extra.append(_as_tag(child))
+                extra.append(_as_tag(child, file=file, dialogue=did))
         allowed = ", ".join(f"<{t}/>" for t in VALIDITY_TAGS)
         if not given:
             raise DialevalError(f"annotator {aid!r} gives none of {allowed}; exactly one is required", file=file,

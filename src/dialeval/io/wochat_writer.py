@@ -15,7 +15,7 @@ from pathlib import Path
 from defusedxml.ElementTree import fromstring as safe_fromstring
 
 from dialeval.corpus import Corpus, Dialogue
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, describe, quote
 from dialeval.io.atomic import write_bytes
 from dialeval.io.wochat import (
     BINARY_LEVELS,
@@ -203,12 +203,14 @@ def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binar
 def _serialise(el: ET.Element, comment: str, file: str | None, dialogue: str | None = None) -> bytes:
     ET.indent(el, space="  ")
     body = ET.tostring(el, encoding="unicode", short_empty_elements=True).replace(" />", "/>")
-    comment = comment.encode("utf-8", "backslashreplace").decode()  # a source path's undecodable bytes
-    try:
-        return f'<?xml version="1.0" encoding="UTF-8"?>\n<!-- {comment} -->\n{body}\n'.encode()
-    except UnicodeEncodeError:  # an id, a name or a tag (utterances are checked where they are written)
-        raise DialevalError("a text of the dialogue holds a lone surrogate (not a character; a JSON \\ud800 escape "
-                            "reads as one), which XML cannot carry", file=file, dialogue=dialogue) from None
+    # a source path's control characters and undecodable bytes escaped; "--" may not appear in an XML comment
+    comment = re.sub("-(?=-)", "- ", quote(comment, limit=len(comment)))
+    found = _CTRL.search(body)
+    if found:  # in an id, a name, an annotator id or a kept tag (utterances are checked where they are written)
+        raise DialevalError(f"a text of the dialogue (an id, a speaker's name, an annotator id or a kept tag) holds "
+                            f"{quote(found.group())} (a control character, or a lone surrogate: a JSON \\ud800 escape "
+                            "reads as one), which XML 1.0 cannot carry", file=file, dialogue=dialogue)
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n<!-- {comment} -->\n{body}\n'.encode()
 
 
 def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None = None,

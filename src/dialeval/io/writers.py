@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialeval.corpus import Corpus, rename_senders
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, quote
 from dialeval.io.wochat import ID_RULE
 
 
@@ -41,7 +41,7 @@ class WriteReport:
             out.append(f"labels of scale {self.mapped_scale!r} mapped in order: "
                        + ", ".join(f"{k} -> {v}" for k, v in self.mapping.items()))
         if self.renamed_ids:
-            ex = ", ".join(f"{a} -> {b}" for a, b in list(self.renamed_ids.items())[:3])
+            ex = ", ".join(f"{quote(a)} -> {quote(b)}" for a, b in list(self.renamed_ids.items())[:3])
             out.append(f"{len(self.renamed_ids)} dialogue id(s) renamed to fit the WOCHAT pattern ({ID_RULE}); "
                        f"the original id is kept in <source_id>: {ex}" + (", ..." if len(self.renamed_ids) > 3 else ""))
         if self.replaced_names:

@@ -17,6 +17,10 @@ task the same way; :class:`~dialeval.scoring.scores.Scores` reports them in each
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+from dialeval.io.detect import check_not_swapped
 from dialeval.scoring.engine import score_aligned, worst
 from dialeval.scoring.gold import PreparedGold, load_gold
 from dialeval.scoring.scores import Scores
@@ -36,6 +40,8 @@ def score(submission: object, gold: object, *, alpha: float = 0.5, strict: bool 
     from dialeval.scoring.engine import check_options
 
     check_options(alpha, average, rsnod_variant)
+    if all(isinstance(x, str | os.PathLike) for x in (submission, gold)):
+        check_not_swapped(Path(submission), Path(gold), usage="evaluate(run, gold)")  # type: ignore[arg-type]
     g = load_gold(gold, format=gold_format, blocks=blocks)
     return score_aligned(g.read_run(submission), g, alpha=alpha, strict=strict, average=average,
                          rsnod_variant=rsnod_variant)
