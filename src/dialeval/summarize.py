@@ -138,7 +138,8 @@ def summarize(pred: str | os.PathLike, *, by: str = "system", threshold: float =
     Returns
     -------
     dict
-        ``{"by", "threshold", "dialogues", "groups": [...], "worst": [...], "series": {...}}`` (JSON-able).
+        ``{"by", "threshold", "dialogues", "groups": [...], "worst": [...], "series": {...}, "settings":
+        {"predictions", "model", "dialeval_version"}}`` (JSON-able; ``model`` as the folder's manifest names it).
     """
     if not isinstance(by, str) or not by:
         raise DialevalError(f"--by {describe(by)} is not allowed; allowed are system, day or a metadata field")
@@ -164,7 +165,19 @@ def summarize(pred: str | os.PathLike, *, by: str = "system", threshold: float =
         raise DialevalError(f"--by {describe(by)}: no dialogue has this metadata field; allowed are system, day"
                             + (" or a field the dialogues have: " + ", ".join(sorted(state.fields))
                                if state.fields else " (the dialogues have no metadata)"), file=str(pred))
-    return _result(by, threshold, state.groups, state.days, state.heap, state.has_quality)
+    from dialeval import __version__
+
+    return {**_result(by, threshold, state.groups, state.days, state.heap, state.has_quality),
+            "settings": {"predictions": str(pred), "model": _model_of(Path(pred)), "dialeval_version": __version__}}
+
+
+def _model_of(pred: Path) -> dict | None:
+    """The model that wrote a prediction folder, as its manifest names it (None for a file or a bare folder)."""
+    manifest = pred / "manifest.json"
+    if not manifest.is_file():
+        return None
+    model = orjson.loads(manifest.read_bytes()).get("model")  # read (and checked) by shard_files already
+    return model if isinstance(model, dict) else None
 
 
 class _State:

@@ -64,6 +64,8 @@ def test_by_system(pred):
         "a": [{"day": "2026-01-01", "dialogues": 1, "expected_S": -1.3, "low_satisfaction": 1.0},
               {"day": "2026-01-02", "dialogues": 1, "expected_S": 1.5, "low_satisfaction": 0.0}],
         "b": [{"day": "2026-01-01", "dialogues": 1, "expected_S": 0.0, "low_satisfaction": 0.0}]}
+    from dialeval import __version__  # the report says what it read and which version made it
+    assert s["settings"] == {"predictions": str(pred), "model": None, "dialeval_version": __version__}
 
 
 def test_by_day_field_and_threshold(pred):

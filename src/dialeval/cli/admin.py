@@ -15,7 +15,7 @@ from dialeval.service.errors import ServiceError
 from dialeval.service.leaderboard.runs import SUBTASKS
 
 Subtask = choice_enum("Subtask", SUBTASKS)
-admin_app = typer.Typer(help="Organiser commands: create and close tasks, export runs, make tokens.",
+admin_app = typer.Typer(help="Organiser commands: tasks, teams and tokens; chat collections; annotation projects.",
                         no_args_is_help=True)
 DbOption = typer.Option(None, "--database-url", help=DB_HELP)
 

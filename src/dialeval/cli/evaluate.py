@@ -167,6 +167,7 @@ def _report(s: Scores, submission: Path, gold: Path, *, per_dialogue: Path | Non
     d = summary["dialogues"]
     averaged = ", ".join(f"{t} per {v['average']}" for t, v in st["tasks"].items())
     weighted = weights_senders(st["tasks"])
-    out.print(wrap(f"dialogues: {d['scored']} scored, {d['missing']} missing, {d['extra']} extra; "
+    worst = " (scored as the worst value)" if st["strict"] and d["missing"] else ""
+    out.print(wrap(f"dialogues: {d['scored']} scored, {d['missing']} missing{worst}, {d['extra']} extra; "
                    + (f"alpha {st['alpha']}, " if weighted else "") + f"strict {st['strict']}, rsnod variant "
                    f"{st['rsnod_variant']}; averaged: {averaged}; dialeval {st['dialeval_version']}"), markup=False)

@@ -97,10 +97,41 @@ def _usage_message(e: BaseException) -> str:
     return message
 
 
+LONG_CHOICES = 22
+"""A choice option whose ``<a|b|c>`` is longer than this shows ``<choice>`` (its help lists the choices)."""
+
+
+def _tidy_help(cmd: click.Command) -> click.Command:
+    """Help that reads as a command line: a flag shows no value (Typer >= 0.2x prints ``--strict <bool>``), an
+    argument shows its NAME (not ``{name}``), and a long list of choices shows ``<choice>`` with the choices in
+    its help text (a narrow terminal broke ``<stc3|wochat|...>`` mid-word)."""
+    for p in cmd.params:
+        if p.param_type_name == "argument" and p.metavar is None:
+            p.metavar = (p.name or "").upper() + ("..." if p.nargs != 1 else "")
+        elif getattr(p, "is_flag", False) and not getattr(p, "count", False):
+            p.metavar = ""
+        elif p.metavar is None and (choices := _choices(p)) \
+                and len("|".join(choices)) + (8 if getattr(p, "multiple", False) else 2) > LONG_CHOICES:  # <list[..]>
+            p.metavar = "<choice>"
+            help_text = getattr(p, "help", None) or ""
+            if not all(c in help_text for c in choices):
+                p.help = f"{help_text.rstrip()} Choices: {', '.join(choices)}.".lstrip()
+    for sub in getattr(cmd, "commands", {}).values():
+        _tidy_help(sub)
+    return cmd
+
+
+def _choices(p: click.Parameter) -> list[str]:
+    """The values a choice parameter allows (Typer >= 0.2x keeps them on a type descriptor, click on the type)."""
+    desc = getattr(p, "type_descriptor", None)
+    given = desc.choices if getattr(desc, "is_choice", False) else getattr(getattr(p, "type", None), "choices", None)
+    return [str(getattr(c, "value", c)) for c in given or ()]
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit status (0 ok, 1 a failed check, 2 a user error)."""
     try:
-        rv = app(args=argv, prog_name="dialeval", standalone_mode=False)
+        rv = _tidy_help(typer.main.get_command(app)).main(args=argv, prog_name="dialeval", standalone_mode=False)
     except DialevalError as e:
         return _fail(str(e))
     except _EXITS as e:

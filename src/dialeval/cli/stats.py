@@ -22,14 +22,15 @@ def tukey_cmd(
     iterations: int = typer.Option(5000, "-B", "--iterations", help="Iterations (10000 for publication)."),
     seed: int = typer.Option(0, "--seed", help="Random seed: same seed, same p-values."),
 ) -> None:
-    """Randomised Tukey HSD over all pairs of runs; prints Discpower's lines ``runA runB |diff| p``."""
+    """Randomised Tukey HSD over all pairs of runs; prints Discpower's lines `runA runB |diff| p` (p = 0 means
+    p < 1/B)."""
     from dialeval import __version__
 
     names = read_runlist(runs)
     X = read_matrix(matrix, len(names))
     r = randomized_tukey_hsd(X, B=iterations, seed=seed)
-    err.print(f"{r.test}: {r.m} runs, {r.n} topics, B = {r.B}, seed = {r.seed}; dialeval {__version__}",
-              markup=False)
+    err.print(f"{r.test}: {r.m} runs, {r.n} topics, B = {r.B}, seed = {r.seed} (a p-value of 0 means p < 1/B = "
+              f"{1 / r.B:g}); dialeval {__version__}", markup=False)
     for line in result_lines(names, r.means, r.pvalues):
         out.print(line, markup=False)
 

@@ -139,7 +139,9 @@ def score_aligned(run: AlignedRun, gold: PreparedGold, *, alpha: float = 0.5, st
         matrix[~covered] = np.asarray(cols.worst)  # a dialogue the run misses: the worst value everywhere
     from dialeval import __version__
 
-    settings = {"alpha": float(alpha), "strict": bool(strict), "rsnod_variant": rsnod_variant,
+    weighted = any(t.sender_weights for t in gold.tasks if t.name in scored_tasks)
+    settings = {**({"alpha": float(alpha)} if weighted else {}),  # ND's sender weight: only where it applies
+                "strict": bool(strict), "rsnod_variant": rsnod_variant,
                 "tasks": scored_tasks,
                 "dialeval_version": __version__}
     return Scores([gold.ids[i] for i in dlg_rows], cols.names, matrix, missing_ids, list(run.extra_dialogues),
