@@ -52,6 +52,63 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(demo, capsys):
     assert gold.read_bytes() == before
 
 
+def test_an_output_in_an_input_folder_or_holding_an_input_is_refused(demo, capsys):
+    """A file of an input folder overwritten, a model written into a corpus folder, shards written over their
+    own input: each refused before any work, the inputs kept byte for byte."""
+    corpus = _dbdc(demo / "dbdc")
+    log = corpus / "x_00001.log.json"
+    before = log.read_bytes()
+    model = demo / "m"
+    assert run(["train", str(corpus), "--model", "prior", "--out", str(model)]) == 0
+    capsys.readouterr()
+    cases = [
+        (["predict", str(corpus), "--model", str(model), "--out", str(log)],
+         f"--out {log} is a file of the input folder {corpus}; writing it would overwrite that input: give another "
+         "path"),
+        (["predict", str(corpus), "--model", str(model), "--out", str(demo / "r.json"), "--scores", str(log)],
+         f"--scores {log} is a file of the input folder {corpus}"),
+        (["train", str(corpus), "--model", "prior", "--out", str(corpus)],
+         f"--out {corpus} is the input folder; writing there would overwrite or add to that input"),
+        (["predict", str(demo / "gold.json"), "--out", str(demo / "r.json"), "--scores", str(demo)],
+         f"{demo}: is a folder; expected the name of a file to write"),
+        (["predict", str(demo / "gold.json"), "--out", str(demo)],
+         f"--out {demo} is the folder of the input {demo / 'gold.json'}; writing there could overwrite it"),
+    ]
+    for argv, message in cases:
+        assert run(argv) == 2
+        assert _err(capsys).startswith(message)
+    assert sorted(p.name for p in corpus.iterdir()) == ["x_00001.log.json"] and log.read_bytes() == before
+    assert not (demo / "r.json").exists()
+
+
+def test_train_and_cv_check_their_outputs_before_the_work(demo, capsys):
+    gold = str(demo / "gold.json")
+    (demo / "afile").write_text("keep")
+    for argv, message in [
+        (["train", gold, "--model", "prior", "--out", str(demo / "afile")],
+         f"{demo / 'afile'}: is a file; expected a folder for a model"),
+        (["cv", gold, "--model", "prior", "--folds", "2", "--json-out", str(demo)],
+         f"{demo}: is a folder; expected the name of a file to write"),
+        (["cv", gold, "--model", "prior", "--folds", "2", "--runs-out", str(demo / "afile")],
+         f"{demo / 'afile'}: is a file; expected a folder for the held-out runs"),
+    ]:
+        assert run(argv) == 2
+        assert _err(capsys) == message
+    assert (demo / "afile").read_text() == "keep"
+
+
+def test_cv_runs_of_files_of_one_name_go_to_their_own_folders(demo, capsys):
+    for sub in ("a", "b"):
+        (demo / sub).mkdir()
+        (demo / sub / "tr.json").write_bytes((demo / "gold.json").read_bytes())
+    out = demo / "cvs"
+    assert run(["cv", str(demo / "a" / "tr.json"), str(demo / "b" / "tr.json"), "--model", "prior", "--folds", "2",
+                "--runs-out", str(out), "--format", "json"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["tr-1", "tr-2"]
+    assert capsys.readouterr().err.endswith(f"dialeval compare {out / 'tr-1'} --gold {demo / 'a' / 'tr.json'}; "
+                                            f"dialeval compare {out / 'tr-2'} --gold {demo / 'b' / 'tr.json'})\n")
+
+
 def test_two_outputs_of_one_path_are_refused(demo, capsys):
     corpus = _dbdc(demo / "dbdc")
     out = demo / "y.json"

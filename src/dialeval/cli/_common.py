@@ -60,11 +60,14 @@ def warn_coverage(file: object, extra: list[str], missing: list[str], *, strict:
              + ", ".join(f"{n} of {scale}" for scale, n in gaps.items()) + f" (use --strict to score them as {worst})")
 
 
-def outputs_apart(inputs: Iterable[object], outputs: dict[str, object]) -> None:
-    """An error, before any work, when an output names a file that is also one of the command's inputs, which
-    writing would destroy (``evaluate run.json gold.json --per-dialogue run.json``), or the same path as
-    another output (``predict --out y.json --scores y.json``). ``outputs``: how the user gave each
-    (``--per-dialogue``, ``DST``) -> its path, or None.
+def outputs_apart(inputs: Iterable[object], outputs: dict[str, object], *, folders: Iterable[str] = ()) -> None:
+    """An error, before any work, when an output would destroy an input or another output: it names a file that
+    is an input (``evaluate run.json gold.json --per-dialogue run.json``) or a file of an input folder
+    (``predict logs/ --out logs/x.log.json``); it is an input folder (``train data/ --out data``); an output
+    folder (``folders``: the outputs written as a folder of files named after the inputs) holds an input file
+    (``predict shards/b.jsonl --out shards``); or it is the same path as another output (``predict --out y.json
+    --scores y.json``). ``outputs``: how the user gave each (``--per-dialogue``, ``DST``) -> its path, or None.
+    A new file inside an input folder (a plot, a CSV) is allowed.
 
     Raises
     ------
@@ -74,19 +77,29 @@ def outputs_apart(inputs: Iterable[object], outputs: dict[str, object]) -> None:
     from dialeval.errors import DialevalError
 
     given = [Path(os.fspath(i)) for i in inputs if isinstance(i, str | os.PathLike)]
+    given = [(i, i.resolve()) for i in given if i.exists()]
+    folders = set(folders)
     seen: dict[Path, str] = {}
     for name, value in outputs.items():
         if not isinstance(value, str | os.PathLike):
             continue
         out_path = Path(value)
-        if (other := seen.setdefault(out_path.resolve(), name)) != name:
+        here = out_path.resolve()
+        if (other := seen.setdefault(here, name)) != name:
             raise DialevalError(f"{name} {out_path} is also given as {other}; each output needs its own path")
-        if not out_path.is_file():
-            continue
-        for i in given:
-            if i.exists() and os.path.samefile(out_path, i):
+        for i, there in given:
+            if out_path.is_file() and os.path.samefile(out_path, i):
                 raise DialevalError(f"{name} {out_path} is also an input of this command ({i}); writing it "
                                     "would overwrite that input: give another path")
+            if out_path.is_file() and i.is_dir() and there in here.parents:
+                raise DialevalError(f"{name} {out_path} is a file of the input folder {i}; writing it would "
+                                    "overwrite that input: give another path")
+            if i.is_dir() and here == there:
+                raise DialevalError(f"{name} {out_path} is the input folder; writing there would overwrite or "
+                                    "add to that input: give another folder")
+            if name in folders and i.is_file() and here == there.parent:
+                raise DialevalError(f"{name} {out_path} is the folder of the input {i}; writing there could "
+                                    "overwrite it: give another folder")
 
 
 def choice_enum(name: str, values: list[str] | tuple[str, ...]) -> type[Enum]:

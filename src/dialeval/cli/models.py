@@ -15,7 +15,7 @@ from rich.table import Table
 from dialeval.cli._common import choice_enum, err, out, outputs_apart, warn, warnings_as_lines
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load
 from dialeval.errors import DialevalError, describe
-from dialeval.io.atomic import check_output_file, output_format
+from dialeval.io.atomic import check_output_file, check_output_folder, output_format
 from dialeval.io.jsonarray import json_text
 from dialeval.measures import get as get_measure
 from dialeval.models import kinds as _kinds  # noqa: F401  (fills the registry the choices come from)
@@ -24,6 +24,14 @@ from dialeval.models.data import SUBTASK_CHOICES
 from dialeval.models.leakage import RepeatedDialoguesWarning
 
 Kind = choice_enum("Kind", tuple(KINDS))
+
+
+def params_epilog() -> str:
+    """Each kind's --param names, from the kinds' declarations (shown under train's and cv's help)."""
+    from dialeval.models.base import COMMON_DEFAULTS, kind_class
+
+    kinds = "; ".join(f"{k}: {', '.join(kind_class(k).defaults)}" for k in KINDS if kind_class(k).defaults)
+    return f"--param names: every kind: {', '.join(COMMON_DEFAULTS)}; {kinds}."
 Subtask = choice_enum("Subtask", SUBTASK_CHOICES)
 
 
@@ -233,7 +241,9 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
     check_subtask(subtask, [corpus])
     turn_level = not has_subtasks(corpus)
     if (to == PredictTo.dbdc or scores_out is not None) and not turn_level:
-        raise DialevalError("--to dbdc and --scores are for turn-level scales; these are STC-3 dialogues")
+        given = " and ".join(o for o, on in (("--to dbdc", to == PredictTo.dbdc), ("--scores", scores_out)) if on)
+        raise DialevalError(f"{given}: for turn-level scales (DBDC, WOCHAT, ConTurE); these are STC-3 dialogues, "
+                            "predicted as a run (leave it out)")
     with warnings_as_lines(TrainingDataWarning):
         records = predict(corpus, model=model, subtask=subtask)
     scores = _turn_scores(records, source) if scores_out is not None else None  # refused before anything is written
@@ -254,6 +264,18 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
     what = subtask if not turn_level else _predicted_scales(records)
     if to == PredictTo.run:
         err.print(f"wrote predictions for {len(records)} dialogue(s) ({what}) to {out_path}", markup=False)
+
+
+def _say_runs(runs_out: Path | None, data: list[Path], corpora: list) -> None:
+    """Where cv wrote the held-out runs, and the compare command of each file's."""
+    if runs_out is None:
+        return
+    from dialeval.models.cv import folder_names
+
+    subs = [runs_out] if len(data) == 1 else [runs_out / n for n in folder_names(corpora)]
+    err.print(f"wrote held-out runs to {runs_out} (compare them: "
+              + "; ".join(f"dialeval compare {sub} --gold {d}" for sub, d in zip(subs, data, strict=True)) + ")",
+              markup=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -279,7 +301,8 @@ def register(app: typer.Typer) -> None:
         names: NamePolicy = typer.Option("error", "--wochat-names", help=NAMES_HELP),  # type: ignore[valid-type]
         scheduler: str | None = typer.Option(None, "--scheduler", help="Predict on Dask: local (a LocalCluster) "
                                              "or a scheduler address tcp://HOST:8786. Default: in this process."),
-        workers: int | None = typer.Option(None, "--workers", help="Worker processes of --scheduler local."),
+        workers: int | None = typer.Option(None, "--workers", help="Worker processes of --scheduler local "
+                                         "(default: $DIALEVAL_THREADS, else one per CPU)."),
         fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop at the first invalid dialogue (default: "
                                        "write it to OUT/rejects/ and go on)."),
     ) -> None:
@@ -291,7 +314,8 @@ def register(app: typer.Typer) -> None:
         With a folder --out (STC-3): streamed, shard by shard, in bounded memory; re-running resumes (finished
         shards are skipped); the output is byte-identical in-process and on a Dask cluster.
         """
-        outputs_apart(dialogues, {"--out": out_path, "--scores": scores_out})
+        outputs_apart(dialogues, {"--out": out_path, "--scores": scores_out},
+                      folders=["--out"] if out_path.suffix.lower() != ".json" else [])
         if scores_out is not None:
             check_output_file(scores_out)
             output_format(scores_out, ("json",), what="--scores")
@@ -333,7 +357,7 @@ def register(app: typer.Typer) -> None:
             examples = [i for e in manifest["shards"] for i in e.get("in_training_examples", [])]
             warn(message(t["in_training"], t["dialogues"], examples) + f" (counted in {out_path / 'manifest.json'})")
 
-    @app.command("train")
+    @app.command("train", epilog=params_epilog())
     def train_cmd(
         data: list[Path] = typer.Argument(..., help="Annotated corpus/corpora: STC-3 (JSON), or any "
                                           "corpus with turn or dialogue labels (DBDC, WOCHAT, ConTurE, DSTC9); "
@@ -341,7 +365,7 @@ def register(app: typer.Typer) -> None:
                                           "are trained on together (e.g. the Chinese and English files)."),
         out_dir: Path = typer.Option(..., "--out", help="Folder to save the model to (model.json, arrays.npz)."),
         kind: Kind = typer.Option("neural", "--model", help="Model kind."),  # type: ignore[valid-type]
-        subtask: Subtask = typer.Option("both", "--subtask", help="What the model learns."),  # type: ignore[valid-type]
+        subtask: Subtask = typer.Option("both", "--subtask", help="STC-3 only: what the model learns."),  # type: ignore[valid-type]
         seed: int = typer.Option(0, "--seed", help="Random seed: same seed and data, same model."),
         param: list[str] | None = typer.Option(None, "--param", help="A hyper-parameter, key=value or "
                                                "kind.key=value (repeat)."),
@@ -354,6 +378,8 @@ def register(app: typer.Typer) -> None:
         given = parse_params(param)
         check_scopes(given, [_value(kind)])
         params = params_for(_value(kind), given)
+        outputs_apart(data, {"--out": out_dir}, folders=["--out"])
+        check_output_folder(out_dir, "a model")  # before the training, not after it
         corpora = [load(d, from_, names) for d in data]
         check_subtask(_value(subtask), corpora)
         with warnings_as_lines(RepeatedDialoguesWarning):
@@ -370,19 +396,20 @@ def register(app: typer.Typer) -> None:
         err.print(f"saved a {model.kind} model of {what} (seed {seed}), trained on "
                   f"{trained.get('dialogues', '?')} dialogues, to {folder}", markup=False)
 
-    @app.command("cv")
+    @app.command("cv", epilog=params_epilog())
     def cv_cmd(
         data: list[Path] = typer.Argument(..., help="Annotated corpus/corpora (STC-3, DBDC, WOCHAT, "
                                           "ConTurE, DSTC9...). With several files, each fold's model trains on all "
                                           "of them and each is scored apart."),
         folds: int = typer.Option(5, "--folds", help="Number of folds (fold = sha256 of the dialogue id mod k)."),
         kinds: list[Kind] = typer.Option(["neural"], "--model", help="Model kind (repeat to compare several)."),  # type: ignore[valid-type]
-        subtask: Subtask = typer.Option("both", "--subtask", help="What to cross-validate."),  # type: ignore[valid-type]
+        subtask: Subtask = typer.Option("both", "--subtask", help="STC-3 only: what to cross-validate."),  # type: ignore[valid-type]
         seed: int = typer.Option(0, "--seed", help="Seed of every fold's model (the folds never depend on it)."),
         param: list[str] | None = typer.Option(None, "--param", help="A hyper-parameter (repeat): key=value "
                                                "applies to every --model, kind.key=value to one kind."),
         runs_out: Path | None = typer.Option(None, "--runs-out", help="Write cv-<kind>.json (all held-out "
-                                             "predictions) here, and fold-<f>.json in cv-<kind>-folds/."),
+                                             "predictions) here, and fold-<f>.json in cv-<kind>-folds/; with several "
+                                             "files, in one sub-folder per file (named after it)."),
         format: CVFormat = typer.Option(CVFormat.table, "--format", help="table, json or md (stdout)."),
         json_out: Path | None = typer.Option(None, "--json-out", help="Also write the results as JSON to this file."),
         from_: InFormat | None = typer.Option(None, "--from", help=FROM_HELP),  # type: ignore[valid-type]
@@ -390,13 +417,18 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """K-fold cross-validation of model kinds on DATA, scored per fold with the task's measures.
 
-        Prints per kind: each fold's NMD and RSNOD (A, S, E), JSD and RNSS, their mean over folds and a 95%
-        t-interval; with several kinds, a summary of the means.
+        Prints per kind: each fold's scores with the measures of the corpus's tasks (STC-3: NMD and RSNOD of
+        A, S, E, JSD and RNSS of ND; DBDC, WOCHAT, ConTurE, DSTC9: each scale's measures), their mean over folds
+        and a 95% t-interval; with several kinds, a summary of the means.
         """
         from dialeval.models.base import kind_class
         from dialeval.models.cv import cross_validate_many
 
-        outputs_apart(data, {"--json-out": json_out})
+        outputs_apart(data, {"--json-out": json_out, "--runs-out": runs_out})
+        if json_out is not None:  # every output checked before the folds are trained, not after
+            check_output_file(json_out)
+        if runs_out is not None:
+            check_output_folder(runs_out, "the held-out runs")
 
         params = parse_params(param)
         names = list(dict.fromkeys(_value(x) for x in kinds))
@@ -419,6 +451,7 @@ def register(app: typer.Typer) -> None:
             write_text(json_out, doc + "\n")
         if format == CVFormat.json:
             typer.echo(doc)
+            _say_runs(runs_out, data, corpora)
             return
         console = _console()
 
@@ -445,6 +478,4 @@ def register(app: typer.Typer) -> None:
                      + (f" (each fold trained on {trained})" if len(data) > 1 else "")
                      + ", mean over folds ± half-width of the 95% t-interval; lower is better",
                      *(transposed(head, rows) if wide else (head, rows)))
-        if runs_out is not None:
-            err.print(f"wrote held-out runs to {runs_out} (compare them: dialeval compare {runs_out} --gold "
-                      f"{data[0]})", markup=False)
+        _say_runs(runs_out, data, corpora)

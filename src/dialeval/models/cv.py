@@ -184,7 +184,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
     so files that share ids (STC-3's English file translates part of the Chinese one, with the same ids and
     labels) never train on a translation of a held-out dialogue. With one file this is
     :func:`cross_validate`. Parameters as there; ``out_dir`` gets one sub-folder per file when there are
-    several (named after the file).
+    several (:func:`folder_names`: named after the file, numbered where two files share a name).
 
     Returns
     -------
@@ -198,6 +198,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
     if not isinstance(corpora, list | tuple) or not corpora:
         raise DialevalError(f"corpora must be a non-empty list of corpora or paths; received {describe(corpora)}")
     loaded = [check_corpus(read_dialogues(c)) for c in corpora]
+    names = folder_names(loaded)
     cls = kind_class(kind)
     subtasks = check_subtasks(subtask)
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
@@ -218,7 +219,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
                                 file=corpus.source)
         sub = None
         if out_dir is not None:
-            sub = Path(out_dir) if len(loaded) == 1 else Path(out_dir) / _folder_name(corpus, n)
+            sub = Path(out_dir) if len(loaded) == 1 else Path(out_dir) / names[n]
         parts.append({"corpus": corpus, "ids": corpus.ids(), "fold": folds_of(corpus, folds), "gold": gold,
                       "out": sub, "scores": [], "sizes": [], "records": {}, "runs": [],
                       "subtasks": subtasks if stc3 else ()})
@@ -288,5 +289,14 @@ def _joint_scales(corpora: list[Corpus]) -> dict:
     return out
 
 
-def _folder_name(corpus: Corpus, n: int) -> str:
-    return Path(str(corpus.source)).stem if corpus.source else f"corpus-{n + 1}"
+def folder_names(corpora: list[Corpus]) -> list[str]:
+    """One sub-folder name per corpus for the held-out runs of several: each file's stem, numbered where two
+    stems are the same (``a/train.json`` and ``b/train.json``: ``train-1``, ``train-2``), so no corpus's runs
+    overwrite another's.
+
+    >>> from dialeval.corpus import Corpus
+    >>> folder_names([Corpus([], source="a/tr.json"), Corpus([], source="b/tr.json"), Corpus([], source="x.json")])
+    ['tr-1', 'tr-2', 'x']
+    """
+    stems = [Path(str(c.source)).stem if c.source else "corpus" for c in corpora]
+    return [f"{s}-{stems[:n].count(s) + 1}" if stems.count(s) > 1 else s for n, s in enumerate(stems)]
