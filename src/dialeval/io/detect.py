@@ -162,6 +162,8 @@ def detect(path: str | Path, *, choose: str = CHOOSE) -> str:
     if p.is_file() and p.stat().st_size == 0:
         raise DialevalError("the file is empty; expected a corpus of one of " + ", ".join(FORMATS), file=str(p))
     pr = probe(p)
+    if not pr.is_dir and pr.top == "[" and pr.head.lstrip().lstrip("\ufeff")[1:].lstrip().startswith("]"):
+        raise DialevalError("the file is an empty JSON array: it holds no dialogues", file=str(p))
     reasons = {name: test(pr) for name, test in TESTS.items()}
     fits = [n for n, r in reasons.items() if r is None]
     if len(fits) == 1:

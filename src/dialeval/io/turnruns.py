@@ -265,7 +265,11 @@ def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) 
         names.add(path.name)
         files.append((path, json_text({"dialogue-id": rec["id"], "turns": turns}, indent=1) + "\n"))
     if not files:
-        raise DialevalError(f"the run predicts no turn on scale {scale!r}; nothing to write with --to dbdc")
+        has = sorted({k for rec in records for t in rec.get("turns", []) for k in t if k not in ("turn", "labels")})
+        raise DialevalError(f"the run predicts no turn on scale {scale!r} (it predicts "
+                            + (", ".join(map(repr, has)) or "no turn-level scale")
+                            + "); --to dbdc writes DBDC3's O/T/X breakdown scale only: leave it out to write this "
+                            "run in dialeval's layout")
     for path, text in files:  # every name checked before the first file is written
         write_text(path, text)
     return [str(path) for path, _ in files]

@@ -61,9 +61,9 @@ def folds_of(corpus: Corpus, k: int) -> list[int]:
     empty = [f + 1 for f in range(k) if f not in present]
     if empty:
         listed = ", ".join(map(str, empty[:10])) + (f" (+{len(empty) - 10} more)" if len(empty) > 10 else "")
-        raise DialevalError(f"{k} folds of {len(fold)} dialogues leave {len(empty)} fold(s) empty ({listed}); use "
-                            "fewer folds",
-                            file=corpus.source)
+        fix = "use fewer folds" if k > 2 else "cross-validation needs dialogues in both folds: give more dialogues"
+        raise DialevalError(f"{k} folds of {len(fold)} dialogue(s) leave {len(empty)} fold(s) empty ({listed}); "
+                            f"{fix}", file=corpus.source)
     return fold
 
 
