@@ -169,6 +169,14 @@ def _console() -> Console:
     return out if out.is_terminal else Console(highlight=False, soft_wrap=True, width=max(out.width, 160))
 
 
+def _fits(console: Console, head: list[str], rows: list[list[str]]) -> bool:
+    """Whether the table's cells fit the console's width uncut."""
+    from rich.measure import Measurement
+
+    wide_open = console.options.update_width(10_000)  # measured unbounded: a table's measure is cut to the width
+    return Measurement.get(console, wide_open, _rich("", head, rows)).maximum <= console.width
+
+
 def _rich(title: str, head: list[str], rows: list[list[str]], rule_after: int | None = None) -> Table:
     table = Table(title=title, title_justify="left")
     for i, h in enumerate(head):
@@ -462,7 +470,8 @@ def register(app: typer.Typer) -> None:
                 console.print(_rich(title, head, rows, rule_after=rule_after))
 
         trained = " + ".join(d.name for d in data)
-        wide = len(results[0].columns) > WIDE
+        wide = len(results[0].columns) > WIDE or (format == CVFormat.table and not _fits(console, *fold_rows(
+            results[0])))  # STC-3's 8 scores do not fit 80 columns as columns: a row per score
         for path, rs in zip(data, by_file, strict=True):
             for r in rs:
                 head, rows = fold_rows(r)
