@@ -8,8 +8,8 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import err, out
-from dialeval.cli.evaluate import summary_table
+from dialeval.cli._common import err
+from dialeval.cli.evaluate import show_summary
 from dialeval.io.atomic import make_folder
 from dialeval.scoring import evaluate
 
@@ -36,4 +36,4 @@ def register(app: typer.Typer) -> None:
             err.print(f"Copied to {out_dir}; try: dialeval evaluate {out_dir / 'run.json'} "
                       f"{out_dir / 'gold.json'} --format table", markup=False)
         summary = evaluate(str(d / "run.json"), str(d / "gold.json"))
-        out.print(summary_table(summary, "demo run vs demo gold"))
+        show_summary(summary, "demo run vs demo gold")

@@ -160,10 +160,17 @@ def _report(s: Scores, submission: Path, gold: Path, *, per_dialogue: Path | Non
     if format == OutFormat.json:
         print_json(summary)
         return
-    tables.print(summary_table(summary, f"{submission.name} vs {gold.name}", display.value))
+    show_summary(summary, f"{submission.name} vs {gold.name}", display.value)
+
+
+def show_summary(summary: dict, title: str, display: str = "raw") -> None:
+    """A summary as `evaluate --format table` shows it: the table, its measures' long names, DBDC3's figures
+    when the summary has them, and a line of what was scored and how (settings, version)."""
+    st = summary["settings"]
+    tables.print(summary_table(summary, title, display))
     out.print(measure_legend(dict.fromkeys(m for _, m, _, _ in summary_rows(summary))), markup=False)
-    if dbdc3 is not None:
-        tables.print(dbdc3_table(dbdc3))
+    if summary.get("dbdc3") is not None:
+        tables.print(dbdc3_table(summary["dbdc3"]))
     d = summary["dialogues"]
     averaged = ", ".join(f"{t} per {v['average']}" for t, v in st["tasks"].items())
     weighted = weights_senders(st["tasks"])
