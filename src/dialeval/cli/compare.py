@@ -120,7 +120,7 @@ def register(app: typer.Typer) -> None:
         for p in stale:
             p.unlink()
         if stale:
-            err.print(f"removed {len(stale)} file(s) of an earlier report in {out_dir} (another -B, seed or format): "
+            err.print(f"removed {len(stale)} file(s) of an earlier report in {out_dir} (not written this time, so they would describe another comparison): "
                       + ", ".join(p.name for p in stale), markup=False)
 
 
