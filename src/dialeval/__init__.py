@@ -6,11 +6,11 @@ The few verbs: :func:`evaluate` (score a run), :func:`load_gold` (prepare gold o
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib.metadata as _metadata
 
 try:
-    __version__ = version("dialeval")
-except PackageNotFoundError:  # running from a source tree
+    __version__ = _metadata.version("dialeval")
+except _metadata.PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0+src"
 
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
