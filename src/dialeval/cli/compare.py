@@ -58,7 +58,8 @@ def register(app: typer.Typer) -> None:
                                        "resamples (10000 for publication)."),
         seed: int = typer.Option(0, "--seed", help="Random seed: same seed, same report."),
         alpha: float = typer.Option(0.05, "--alpha", help="Significance level for the groups and pairs."),
-        level: float = typer.Option(0.95, "--level", help="Confidence level of the intervals."),
+        level: float = typer.Option(0.95, "--level", "--ci-level", help="Confidence level of the "
+                                   "intervals (--ci-level as in correlate)."),
         missing: Missing = typer.Option("error", "--missing",  # type: ignore[valid-type]
                                         help="A run lacking gold dialogues: error, score them as the worst "
                                         "(1.0), or compare on the dialogues common to all runs."),
@@ -120,7 +121,8 @@ def register(app: typer.Typer) -> None:
         for p in stale:
             p.unlink()
         if stale:
-            err.print(f"removed {len(stale)} file(s) of an earlier report in {out_dir} (not written this time, so they would describe another comparison): "
+            err.print(f"removed {len(stale)} file(s) of an earlier report in {out_dir} (not written this time, so "
+                      "they would describe another comparison): "
                       + ", ".join(p.name for p in stale), markup=False)
 
 

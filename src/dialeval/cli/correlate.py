@@ -69,7 +69,8 @@ def register(app: typer.Typer) -> None:
                                                  "when dialogues name their system)."),
         method: list[Method] | None = typer.Option(None, "--method", help="Repeatable; default pearson and "  # type: ignore[valid-type]
                                                    "spearman."),
-        B: int = typer.Option(2000, "-B", help="Bootstrap resamples for the intervals."),
+        B: int = typer.Option(2000, "-B", "--iterations", help="Bootstrap resamples for the "
+                                   "intervals."),
         seed: int = typer.Option(0, help="Seed of the bootstrap."),
         ci_level: float = typer.Option(0.95, help="Interval level."),
         format: View = typer.Option(View.table, "--format", help="table or json (stdout)."),

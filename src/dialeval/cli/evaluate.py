@@ -89,7 +89,8 @@ def register(app: typer.Typer) -> None:
                                        "layout, a folder of DBDC3 *.labels.json, or `dialeval predict --out` shards."),
         gold: Path = typer.Argument(..., help="Annotated corpus of any format dialeval reads "
                                  "(STC-3/DialEval, DBDC, WOCHAT, ConTurE, DSTC9)."),
-        alpha: float = typer.Option(0.5, help="ND weight of customer turns (helpdesk: 1-alpha), in [0, 1]."),
+        alpha: float = typer.Option(0.5, "--alpha", "--nugget-alpha", help="ND weight of customer turns "
+                                     "(helpdesk: 1-alpha), in [0, 1] (--nugget-alpha as in compare)."),
         strict: bool = typer.Option(False, "--strict", help="A missing dialogue scores 1.0 (the worst)."),
         rsnod_variant: Variant = typer.Option("paper", help="'paper' (default) or the first 2018 "
                                               "script's all-bins averaging for RSNOD."),  # type: ignore[valid-type]
