@@ -8,11 +8,20 @@ starts (and when one joins later), so tasks never load it. A task that fails is 
 (:data:`RETRIES`); the tasks of a worker that dies are rescheduled on the others by the scheduler. The
 client writes the manifest as shards finish, so a run stopped half-way resumes where it was. Each shard is
 computed by the same :func:`dialeval.pipeline.predict_shard` as in-process: the bytes are the same.
+
+Before anything is written the client checks, each within :data:`CONNECT_TIMEOUT`: the address
+(``local`` or ``tcp://HOST:PORT``), that the model loads and can predict what was asked
+(:func:`dialeval.pipeline.check_model`), that a Dask scheduler answers at the address, and that it has at
+least one worker. A LocalCluster gets at most one worker per shard to predict (more would idle), and at
+most :data:`MAX_WORKERS_PER_CPU` per CPU.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
+import threading
 from pathlib import Path
 
 from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
@@ -24,7 +33,9 @@ from dialeval.threads import default_threads
 PLUGIN = "dialeval-model"
 TOPIC = "dialeval-progress"
 CONNECT_TIMEOUT = "20s"
-"""How long to wait for a scheduler at an address."""
+"""How long to wait for a scheduler at an address to answer, and then for it to have a worker."""
+MAX_WORKERS_PER_CPU = 4
+"""``--workers`` above this many per CPU of this machine is refused (each worker loads the model)."""
 RETRIES = 2
 """Times a failed shard task is tried again (a worker lost mid-task is handled by the scheduler)."""
 
@@ -73,56 +84,165 @@ def _malloc_for_numpy() -> None:
         pass  # not glibc: nothing to undo
 
 
-def _shard_task(src: str, out_dir: str, name: str, subtasks: tuple[str, ...], fail_fast: bool) -> dict:
+def _shard_task(src: str, out_dir: str, name: str, subtasks: tuple[str, ...], fail_fast: bool,
+                label: str | None = None) -> dict:
     from dialeval.pipeline import predict_shard
 
     worker = get_worker()
     est = worker.plugins[PLUGIN].est
     return predict_shard(src, out_dir, name, est, subtasks, fail_fast=fail_fast,
-                         advance=lambda n: worker.log_event(TOPIC, n))
+                         advance=lambda n: worker.log_event(TOPIC, n), label=label)
 
 
-def connect(scheduler: str, workers: int | None) -> tuple[Client, LocalCluster | None]:
-    """A client of a new LocalCluster (``"local"``) or of the scheduler at a ``tcp://`` address."""
+def _seconds() -> float:
+    from dask.utils import parse_timedelta
+
+    return float(parse_timedelta(CONNECT_TIMEOUT))
+
+
+def check_scheduler(scheduler: object, workers: object) -> None:
+    """An error for a ``--scheduler`` that is neither ``local`` nor ``tcp://HOST:PORT``, and for ``--workers``
+    that is not an integer >= 1, not with ``local``, or more than :data:`MAX_WORKERS_PER_CPU` per CPU."""
     if scheduler == "local":
-        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-            raise DialevalError(f"--workers {workers!r} is not allowed; allowed are integers >= 1 (worker processes "
-                                "of the LocalCluster; default: $DIALEVAL_THREADS, else one per CPU)")
-        n = workers if workers is not None else default_threads()
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                               silence_logs=40)
-        return Client(cluster), cluster
+        cap = MAX_WORKERS_PER_CPU * (os.cpu_count() or 1)
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                    or not 1 <= workers <= cap):
+            raise DialevalError(f"--workers {workers!r} is not allowed; allowed are integers 1 to {cap} "
+                                f"({MAX_WORKERS_PER_CPU} per CPU of this machine; worker processes of the "
+                                "LocalCluster, at most one per shard is started; default: $DIALEVAL_THREADS, else "
+                                "one per CPU)")
+        return
+    allowed = "allowed are local or a scheduler address tcp://HOST:PORT, e.g. tcp://10.0.0.5:8786"
+    if not isinstance(scheduler, str) or not scheduler.startswith("tcp://"):
+        raise DialevalError(f"--scheduler {describe(scheduler)} is not allowed; {allowed}")
+    host, sep, port = scheduler.removeprefix("tcp://").rpartition(":")
+    if not sep or not host.strip("[]") or "/" in host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise DialevalError(f"--scheduler {describe(scheduler)} is not allowed: it needs a host and a port "
+                            f"(1 to 65535); {allowed}")
     if workers is not None:
         raise DialevalError(f"--workers {workers} is only for --scheduler local; a running cluster has its own")
-    if not scheduler.startswith(("tcp://", "tls://", "inproc://")):
-        raise DialevalError(f"--scheduler {describe(scheduler)} is not allowed; allowed are local or a scheduler "
-                            "address such as tcp://HOST:8786")
+
+
+def _unreachable(scheduler: str, why: str) -> DialevalError:
+    return DialevalError(f"cannot reach a Dask scheduler at {scheduler}: {why}")
+
+
+def _probe(scheduler: str, seconds: float) -> dict:
+    """The identity of the scheduler at ``scheduler``, asked within ``seconds`` (the Client's own timeout does
+    not cover a port that accepts and stays silent, and something else answering can crash its reader)."""
+    import asyncio
+
+    from distributed.comm import connect as open_comm
+
+    async def ask() -> object:
+        comm = await open_comm(scheduler, timeout=seconds)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    answer: dict = {}
+
+    def run() -> None:
+        try:
+            answer["reply"] = asyncio.run(asyncio.wait_for(ask(), seconds))
+        except BaseException as e:  # anything at all means: no scheduler there
+            answer["error"] = e
+
+    thread = threading.Thread(target=run, name="dialeval-scheduler-probe", daemon=True)
+    thread.start()
+    thread.join(seconds + 5)
+    error = answer.get("error")
+    if ("reply" not in answer and error is None) or isinstance(error, TimeoutError | asyncio.TimeoutError):
+        raise _unreachable(scheduler, f"no answer within {CONNECT_TIMEOUT} (is the scheduler running, and is "
+                                      "this its address and port, usually 8786?)")
+    if isinstance(error, OSError):
+        raise _unreachable(scheduler, f"{error} (is the scheduler running at this address?)")
+    if error is not None:
+        raise _unreachable(scheduler, f"something answers there, but not as a Dask scheduler does "
+                                      f"({type(error).__name__}); the scheduler's port is usually 8786, not "
+                                      "the dashboard's (8787)")
+    reply = answer["reply"]
+    kind = reply.get("type") if isinstance(reply, dict) else None
+    if kind != "Scheduler":
+        raise _unreachable(scheduler, f"what answers there is {describe(kind or type(reply).__name__)}, not a "
+                                      "Dask scheduler")
+    return reply
+
+
+def connect(scheduler: str, workers: int | None, shards: int | None = None) -> tuple[Client, LocalCluster | None]:
+    """A client of a new LocalCluster (``"local"``) or of the scheduler at a ``tcp://`` address, with at least
+    one worker.
+
+    ``"local"`` starts ``workers`` processes (default :func:`dialeval.threads.default_threads`), at most
+    ``shards`` (a warning line on stderr when an explicit ``workers`` is cut). An address must answer as a
+    Dask scheduler within :data:`CONNECT_TIMEOUT`, and have a worker within that time again.
+
+    Raises
+    ------
+    DialevalError
+        For a bad address or worker count (:func:`check_scheduler`), and every failure to connect.
+    """
+    check_scheduler(scheduler, workers)
+    if scheduler == "local":
+        n = workers if workers is not None else default_threads()
+        if shards is not None and n > max(shards, 1):
+            if workers is not None:
+                print(f"warning: --workers {workers}: starting {max(shards, 1)}, one per shard to predict",
+                      file=sys.stderr)
+            n = max(shards, 1)
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                               silence_logs=logging.CRITICAL)
+        return Client(cluster), cluster
+    seconds = _seconds()
+    _probe(scheduler, seconds)
     try:
-        return Client(scheduler, timeout=CONNECT_TIMEOUT), None
-    except OSError as e:
-        raise DialevalError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except Exception as e:  # an OSError, a timeout, or a reader crashing on a foreign answer
+        raise _unreachable(scheduler, f"{type(e).__name__}: {e}") from None
+    try:
+        client.wait_for_workers(1, timeout=seconds)
+    except Exception:  # a TimeoutError, or the scheduler gone meanwhile
+        client.close()
+        raise DialevalError(f"the Dask scheduler at {scheduler} has no worker: none joined within "
+                            f"{CONNECT_TIMEOUT}; start some with `dask worker {scheduler}`") from None
+    return client, None
 
 
 def run_distributed(plan, scheduler: str, *, workers: int | None = None, fail_fast: bool = False,
                     progress: bool | None = None) -> None:
     """Predict ``plan.todo`` (a :class:`dialeval.pipeline.Plan`) on a Dask cluster, recording each shard as
-    it finishes."""
-    plan.write()
+    it finishes. Every check (address, model, connection, workers) comes before anything is written."""
+    from dialeval.pipeline import check_model, load_estimator
+
+    check_scheduler(scheduler, workers)
     if not plan.todo:
+        plan.write()
         return
-    client, cluster = connect(scheduler, workers)
+    # the model is loaded and checked here first: its errors are one line, not a worker's traceback
+    check_model(load_estimator(plan.model), plan.subtasks, plan.todo[0][0])
+    client, cluster = connect(scheduler, workers, shards=len(plan.todo))
     try:
         threads = 1 if cluster is not None else None
         model = None if plan.model is None else str(plan.model)
         if model is not None and Path(model).exists():
             model = str(Path(model).resolve())  # the workers may run in another folder
-        client.register_plugin(ModelPlugin(model, threads), name=PLUGIN)
+        try:
+            client.register_plugin(ModelPlugin(model, threads), name=PLUGIN)
+        except DialevalError as e:
+            raise DialevalError(f"the workers cannot load the model: {e}") from None
+        except Exception as e:  # what a worker raised: e.g. the model folder is not on its disk
+            raise DialevalError(f"the workers cannot load the model {model or '(shipped)'}: "
+                                f"{type(e).__name__}: {e}") from None
+        plan.write()
         out = str(Path(plan.out).resolve())
         total = plan.total() if _progress.enabled(progress) else None
         with _progress.bar(f"predicting {len(plan.todo)} shard(s) on {scheduler}", total, progress=progress) as bar:
             client.subscribe_topic(TOPIC, lambda event: bar.advance(event[1]))
+            # the workers read the absolute path; the rejects name the shard as given, as in-process
             futures = [client.submit(_shard_task, str(Path(src).resolve()), out, name, plan.subtasks, fail_fast,
-                                     key=f"dialeval-shard-{i}-{name}", retries=RETRIES, pure=False)
+                                     str(src), key=f"dialeval-shard-{i}-{name}", retries=RETRIES, pure=False)
                        for i, (src, name) in enumerate(plan.todo)]
             inputs = {name: str(src) for src, name in plan.todo}
             for fut in as_completed(futures):

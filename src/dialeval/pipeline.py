@@ -89,6 +89,58 @@ def load_estimator(model: str | os.PathLike | None):
     return est
 
 
+class _Compatible(Exception):
+    """Raised by :class:`_NoPredict` instead of predicting: every check before the prediction passed."""
+
+
+class _NoPredict:
+    """A model whose ``predict`` raises :class:`_Compatible`: :func:`dialeval.models.run_records` run with it
+    makes its model/corpus checks and nothing else."""
+
+    def __init__(self, est) -> None:
+        self.__dict__["_est"] = est
+
+    def __getattr__(self, name: str):
+        return getattr(self._est, name)
+
+    def __setattr__(self, name: str, value) -> None:
+        pass  # run_records sets and restores ``progress``: leave the real model alone
+
+    def predict(self, *args, **kwargs):
+        raise _Compatible
+
+
+_PROBE = [{"id": "dialeval-check", "turns": [{"sender": "customer", "utterances": ["?"]},
+                                              {"sender": "helpdesk", "utterances": ["?"]}]}]
+"""One STC-3 dialogue: what :func:`check_model` asks the single-file checks about (never predicted)."""
+
+
+def check_model(est, subtasks: tuple[str, ...], source: str | os.PathLike | None = None) -> None:
+    """An error when ``est`` cannot predict ``subtasks`` of STC-3 dialogues: the checks of the single-file
+    path (:func:`dialeval.models.run_records`: a model of other scales, a model trained for other subtasks),
+    made before any shard is read or written, without predicting anything.
+
+    Raises
+    ------
+    DialevalError
+        The single-file path's error, naming ``source`` (the dialogues, e.g. the first shard) as its file.
+    """
+    from dialeval.io.stc3 import read_stc3
+    from dialeval.models import run_records
+
+    where = None if source is None else str(source)
+    try:
+        run_records(read_stc3(_PROBE), _NoPredict(est), subtasks, check_training=False)
+    except _Compatible:
+        pass
+    except DialevalError as e:
+        raise DialevalError(e.message, file=where or e.file, dialogue=e.dialogue, field=e.field) from None
+    if est.scales:  # a model of other scales that a transfer maps onto STC-3's: not what a shard's records hold
+        raise DialevalError(f"this {est.kind} model predicts the scale(s) {', '.join(est.scales)}, not STC-3's "
+                            "dialogue quality and nugget types, which a folder --out holds; predict one file into "
+                            "a run file (--out NAME.json)", file=where)
+
+
 def predict_records(est, subtasks: tuple[str, ...], chunk: list) -> tuple[list[dict], tuple[str, ...]]:
     """Output records of one chunk of :class:`~dialeval.io.stream.StreamedDialogue` (in order), and the ids of
     the chunk's dialogues that were in the model's training data (:mod:`dialeval.models.leakage`)."""
@@ -114,34 +166,43 @@ def predict_records(est, subtasks: tuple[str, ...], chunk: list) -> tuple[list[d
 
 
 def predict_shard(src: str | os.PathLike, out_dir: str | os.PathLike, name: str, est, subtasks: tuple[str, ...],
-                  *, fail_fast: bool = False, advance: Callable[[int], None] | None = None) -> dict:
+                  *, fail_fast: bool = False, advance: Callable[[int], None] | None = None,
+                  label: str | None = None) -> dict:
     """Predict one input shard into ``out_dir/name`` (atomically); returns its manifest entry.
 
     ``advance(n)`` is called after each chunk of ``n`` dialogues (a progress bar). Rejected dialogues go to
     ``out_dir/rejects/name``; with ``fail_fast`` the first one raises a :class:`DialevalError` instead.
+    ``label`` is how the rejects and errors name the shard (default ``src`` as given): a Dask worker reads
+    the absolute path but writes the bytes the client's own run would.
     """
     src, out_dir = Path(src), Path(out_dir)
+    label = str(src) if label is None else label
     digest = sha256_file(src)
     rejects: list[Reject] = []
     h, n, seen, seen_ids = hashlib.sha256(), 0, 0, []
-    with atomic_path(out_dir / name) as tmp, open(tmp, "wb") as fh:
-        for chunk in batched(iter_dialogues(src, rejects, fail_fast=fail_fast), CHUNK_DIALOGUES):
-            lines, trained = predict_records(est, subtasks, chunk)
-            seen += len(trained)
-            seen_ids.extend(trained[:EXAMPLES - len(seen_ids)])
-            data = b"".join(orjson.dumps(r) + b"\n" for r in lines)
-            fh.write(data)
-            h.update(data)
-            n += len(chunk)
-            if advance is not None:
-                advance(len(chunk))
+    try:
+        with atomic_path(out_dir / name) as tmp, open(tmp, "wb") as fh:
+            for chunk in batched(iter_dialogues(src, rejects, fail_fast=fail_fast), CHUNK_DIALOGUES):
+                lines, trained = predict_records(est, subtasks, chunk)
+                seen += len(trained)
+                seen_ids.extend(trained[:EXAMPLES - len(seen_ids)])
+                data = b"".join(orjson.dumps(r) + b"\n" for r in lines)
+                fh.write(data)
+                h.update(data)
+                n += len(chunk)
+                if advance is not None:
+                    advance(len(chunk))
+    except DialevalError as e:
+        if e.file != str(src) or label == str(src):
+            raise
+        raise DialevalError(e.message, file=label, dialogue=e.dialogue, field=e.field) from None
     reject_file = out_dir / REJECTS / name
     if rejects:
         reject_file.parent.mkdir(exist_ok=True)
-        write_bytes(reject_file, b"".join(orjson.dumps(r.to_dict()) + b"\n" for r in rejects))
+        write_bytes(reject_file, b"".join(orjson.dumps({**r.to_dict(), "file": label}) + b"\n" for r in rejects))
     elif reject_file.exists():
         reject_file.unlink()  # an earlier run's rejects of an input that has changed since
-    return {"input": str(src), "sha256": digest, "output": name, "output_sha256": h.hexdigest(), "dialogues": n,
+    return {"input": label, "sha256": digest, "output": name, "output_sha256": h.hexdigest(), "dialogues": n,
             "rejected": len(rejects), "rejects": f"{REJECTS}/{name}" if rejects else None,
             "in_training": seen, "in_training_examples": seen_ids}
 
@@ -272,10 +333,13 @@ def predict_many(inputs: Iterable[str | os.PathLike] | str | os.PathLike, out: s
     subtask : {'both', 'quality', 'nugget'}
     scheduler : None, ``"local"`` or ``"tcp://HOST:PORT"``
         None: in this process. ``"local"``: a Dask LocalCluster of ``workers`` processes. An address: a
-        running Dask cluster (:mod:`dialeval.distributed`). The output bytes are the same either way.
+        running Dask cluster (:mod:`dialeval.distributed`), which must answer and have a worker within
+        :data:`dialeval.distributed.CONNECT_TIMEOUT`. The output bytes are the same either way.
     workers : int, optional
         Worker processes of the local cluster (default: ``$DIALEVAL_THREADS``, else the number of CPUs this
-        process may use: :func:`dialeval.threads.default_threads`).
+        process may use: :func:`dialeval.threads.default_threads`). At most one per shard to predict is started
+        (a ``warning:`` line on stderr when a given ``workers`` is cut); above
+        :data:`dialeval.distributed.MAX_WORKERS_PER_CPU` per CPU is an error.
     fail_fast : bool
         Stop at the first dialogue that fails validation (default: reject it and go on).
     progress : bool, optional
@@ -289,7 +353,9 @@ def run_plan(plan: Plan, *, scheduler: str | None = None, workers: int | None = 
              progress: bool | None = None) -> dict:
     """Predict the shards ``plan`` has to do (see :func:`predict_many`); returns the manifest.
 
-    For a caller that wants to know the plan too (``plan.skipped``: shards an earlier run finished)."""
+    For a caller that wants to know the plan too (``plan.skipped``: shards an earlier run finished). The model
+    is loaded and checked (:func:`check_model`), and a cluster reached, before anything is written: a run that
+    fails then leaves ``plan.out`` as it was."""
     if scheduler is not None:
         from dialeval.distributed import run_distributed
 
@@ -297,14 +363,17 @@ def run_plan(plan: Plan, *, scheduler: str | None = None, workers: int | None = 
         return plan.manifest()
     if workers is not None:
         raise DialevalError(f"--workers {workers} needs --scheduler local (or a cluster address)")
-    plan.write()
-    if plan.todo:
-        from dialeval import progress as _progress
+    if not plan.todo:
+        plan.write()
+        return plan.manifest()
+    from dialeval import progress as _progress
 
-        est = load_estimator(plan.model)
-        total = plan.total() if _progress.enabled(progress) else None
-        with _progress.bar(f"predicting {len(plan.todo)} shard(s)", total, progress=progress) as bar:
-            for src, name in plan.todo:
-                plan.done(predict_shard(src, plan.out, name, est, plan.subtasks, fail_fast=fail_fast,
-                                        advance=bar.advance))
+    est = load_estimator(plan.model)
+    check_model(est, plan.subtasks, plan.todo[0][0])  # before anything is written: a failure leaves --out as it was
+    plan.write()
+    total = plan.total() if _progress.enabled(progress) else None
+    with _progress.bar(f"predicting {len(plan.todo)} shard(s)", total, progress=progress) as bar:
+        for src, name in plan.todo:
+            plan.done(predict_shard(src, plan.out, name, est, plan.subtasks, fail_fast=fail_fast,
+                                    advance=bar.advance))
     return plan.manifest()

@@ -82,5 +82,5 @@ def test_scheduler_errors(reference, tmp_path, monkeypatch):
         predict_many(inputs[:1], tmp_path / "o", scheduler="localhost")
     with pytest.raises(DialevalError, match="only for --scheduler local"):
         predict_many(inputs[:1], tmp_path / "o", scheduler="tcp://127.0.0.1:1", workers=2)
-    with pytest.raises(DialevalError, match="cannot reach the Dask scheduler"):
+    with pytest.raises(DialevalError, match=r"^cannot reach a Dask scheduler at tcp://127\.0\.0\.1:1: "):
         predict_many(inputs[:1], tmp_path / "o", scheduler="tcp://127.0.0.1:1")
