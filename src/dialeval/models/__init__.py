@@ -226,7 +226,8 @@ def run_records(corpus: Corpus, est: Estimator, subtasks: tuple[str, ...] = SUBT
         lacking = [s for s in subtasks if s not in est.subtasks]
         if lacking:
             raise DialevalError(f"the {est.kind} model was trained for {', '.join(est.subtasks)} only; it cannot "
-                                f"predict {', '.join(lacking)} (pass subtask={est.subtasks[0]!r})")
+                                f"predict {', '.join(lacking)} (ask for {est.subtasks[0]} only: "
+                                f"--subtask {est.subtasks[0]}, or subtask={est.subtasks[0]!r} in Python)")
         table = TurnTable.from_corpus(corpus)
         return est.predict(table, check_training=check_training).select(subtasks).to_records(table)
     finally:
@@ -246,7 +247,7 @@ def train(corpus_or_path: Corpus | list | str | os.PathLike, kind: str = DEFAULT
     kind : str, default ``"neural"``
         A registered kind: ``uniform``, ``prior``, ``position``, ``linear``, ``neural``.
     subtask : {'both', 'quality', 'nugget'}
-    seed : int >= 0
+    seed : int in 0..2**32-1 (a neural ensemble of k members: 0..2**32-k, its members use seed..seed+k-1)
         Same seed, same data: the same model.
     params : dict, optional
         The kind's hyper-parameters (an unknown name is an error listing the allowed ones).

@@ -10,6 +10,7 @@ model never runs code from the file). A kind is one subclass registered with :fu
 from __future__ import annotations
 
 import json
+import math
 import warnings
 import zipfile
 from abc import ABC, abstractmethod
@@ -28,6 +29,9 @@ from dialeval.models.turndata import ScaleArrays, TurnScale, learnt_scales, rows
 
 FORMAT_VERSION = 1
 KINDS: dict[str, type[Estimator]] = {}
+SEED_MAX = 2**32 - 1
+"""The largest seed a model uses: numpy's and scikit-learn's ``random_state`` take 0..2**32-1 (see
+:func:`check_seed`)."""
 COMMON_DEFAULTS: dict = {"min_share": 0.0, "pools": "keep"}
 """The parameters every kind takes besides its own: ``min_share`` (:func:`check_min_share`, :func:`sparsify`),
 applied to the kind's distributions by :meth:`Estimator.predict`, and ``pools`` (:data:`~dialeval.models.pools.POOLS`),
@@ -73,12 +77,10 @@ class Estimator(ABC):
         if unknown:
             raise DialevalError(f"{self.kind}: unknown parameter(s) {', '.join(unknown)}; allowed are "
                                 + ", ".join([*self.defaults, *COMMON_DEFAULTS]))
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise DialevalError(f"seed {describe(seed)} is not allowed; allowed are integers >= 0")
-        self.subtasks = check_subtasks(subtask)
-        self.seed = seed
-        self.progress = progress
         self.params = {**COMMON_DEFAULTS, **self.defaults, **params}
+        self.seed = check_seed(seed, self._seed_count(self.params))
+        self.subtasks = check_subtasks(subtask)
+        self.progress = progress
         check_min_share(self.params["min_share"], self.kind)
         check_param(self.kind, "pools", self.params["pools"], type_=str, choices=POOLS,
                     note="how training treats groups of annotators who labelled separate items")
@@ -208,7 +210,7 @@ class Estimator(ABC):
         meta = {"format": FORMAT_VERSION, "kind": self.kind,
                 "subtasks": [] if self.scales else list(self.subtasks), "seed": self.seed,
                 "params": self.params, "config": config, "info": self.info, "dialeval_version": __version__}
-        if any(self.shares.values()):
+        if any(self.shares.values()) or self.params["min_share"] == "auto":  # the loader needs 'auto' resolved
             meta["min_shares"] = self.shares
         if self.scales:
             meta["scales"] = {n: s.to_json() for n, s in self.scales.items()}
@@ -230,6 +232,8 @@ class Estimator(ABC):
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DialevalError(f"model.json is not valid JSON: {exc}", file=str(meta_path)) from None
+        except RecursionError:  # '[' x 100000: json recurses once per level
+            raise damaged("model.json nests its values too deeply to be a model's", str(meta_path)) from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT_VERSION:
             raise DialevalError(f"model format {describe(meta.get('format') if isinstance(meta, dict) else meta)}"
                                 f" is not supported; this dialeval reads format {FORMAT_VERSION}",
@@ -249,15 +253,19 @@ class Estimator(ABC):
         except DialevalError as exc:
             raise DialevalError(exc.message, file=exc.file or str(folder), dialogue=exc.dialogue,
                                 field=exc.field) from None
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError, OSError, EOFError,
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, OSError, EOFError, RecursionError,
                 zipfile.BadZipFile) as exc:  # a file edited, truncated or taken from another model
-            raise DialevalError(f"the saved model is damaged, or model.json and arrays.npz are not of one model "
-                                f"({type(exc).__name__}: {describe(str(exc), 120)})", file=str(folder)) from None
+            raise damaged(f"{type(exc).__name__}: {describe(str(exc), 120)}", str(folder)) from None
         model.info = meta.get("info", {})
         model.fitted = True
         return model
 
     # -- what a kind implements -------------------------------------------------------------------
+    def _seed_count(self, params: dict) -> int:
+        """How many seeds the model uses, ``seed .. seed + count - 1`` (:func:`check_seed`), read from its
+        parameters ``params`` (not yet checked): 1 unless a kind trains several members with seeds of their own."""
+        return 1
+
     @abstractmethod
     def _fit(self, table: TurnTable, y: ScaleArrays) -> None:
         """Learn every scale of :attr:`learnt` from its :class:`~dialeval.models.turndata.Targets` ``y[scale]``."""
@@ -275,6 +283,14 @@ class Estimator(ABC):
         """Restore what :meth:`_state` returned."""
 
 
+def damaged(detail: str, where: str | None = None) -> DialevalError:
+    """The error of a saved model whose files do not make one model (edited, truncated, or model.json and
+    arrays.npz taken from two models): ``detail`` says what is wrong; ``where``: the folder or file (a kind's
+    ``_set_state`` leaves it out: :meth:`Estimator.load` adds the folder)."""
+    return DialevalError(f"the saved model is damaged, or model.json and arrays.npz are not of one model ({detail})",
+                         file=where)
+
+
 def array_key(scale: TurnScale) -> str:
     """The name of a scale's state in a saved model (the names of the first save format, so that every saved
     model loads): ``<subtask>_<scale>`` for a dialogue-level scale of a subtask (``quality_A``), the labelled
@@ -288,6 +304,28 @@ def normalise_rows(a: np.ndarray, floor: float = 1e-6) -> np.ndarray:
     """Rows clipped at ``floor`` and rescaled to sum 1 (a prediction never puts exactly 0 on a bin)."""
     a = np.clip(np.asarray(a, dtype=np.float64), floor, None)
     return a / a.sum(axis=1, keepdims=True)
+
+
+def check_seed(seed: object, count: int = 1) -> int:
+    """``seed`` if a model may use seeds ``seed .. seed + count - 1`` (an ensemble of ``count`` members, each
+    trained with its own seed), all within 0..:data:`SEED_MAX`; else a :class:`DialevalError` saying what is
+    allowed.
+
+    Examples
+    --------
+    >>> check_seed(7)
+    7
+    >>> check_seed(2**32)
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.DialevalError: seed 4294967296 is not allowed; allowed are integers 0..4294967295
+    """
+    top = SEED_MAX - (count - 1)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= top:
+        raise DialevalError(f"seed {describe(seed)} is not allowed; allowed are integers 0..{top}"
+                            + (f" (the {count} members of the ensemble use seeds seed..seed+{count - 1})"
+                               if count > 1 else ""))
+    return seed
 
 
 def check_param(kind: str, name: str, value: object, *, type_: type, lo: float | None = None,
@@ -310,8 +348,11 @@ def check_param(kind: str, name: str, value: object, *, type_: type, lo: float |
     dialeval.errors.DialevalError: neural: parameter dropout = 1 is not allowed; allowed are numbers >= 0 and < 1
     """
     received = value
-    ok = (isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
-          and (type_ is float or float(value).is_integer())) if type_ in (int, float) else isinstance(value, str)
+    if type_ in (int, float):  # an int of any size (JSON's 1e400 written out) is finite but may not fit a float
+        ok = ((isinstance(value, int) and not isinstance(value, bool) and (type_ is int or abs(value) < 2**1023))
+              or (isinstance(value, float) and math.isfinite(value) and (type_ is float or value.is_integer())))
+    else:
+        ok = isinstance(value, str)
     if ok and type_ in (int, float):
         value = type_(value)
         ok = ((lo is None or value >= lo) and (hi is None or value <= hi) and (gt is None or value > gt)
@@ -337,19 +378,35 @@ def check_min_share(value: object, where: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 0.5:
         raise DialevalError(f"{where}: min_share = {describe(value)} is not allowed; allowed are 'auto' (half an "
                             "annotator's share, 1/(2n), n the median number of annotators of the scale's training "
-                            "items) or numbers 0 <= min_share < 0.5 (0: off)")
+                            "items; 0 when n < 2) or numbers 0 <= min_share < 0.5 (0: off)")
 
 
 def resolve_min_share(value: float | str, votes: np.ndarray) -> float:
     """The ``min_share`` of one scale: ``value``, or for ``"auto"`` ``1 / (2 n)`` with ``n`` the median number of
-    annotators of its training items (``votes``, :attr:`Targets.votes <dialeval.models.turndata.Targets.votes>`).
+    annotators of its training items (``votes``, :attr:`Targets.votes <dialeval.models.turndata.Targets.votes>`)
+    when ``n >= 2``, and 0 (no bin emptied) otherwise.
+
+    Half an annotator's share is a statement about the sampling noise of a crowd's distribution (:func:`sparsify`);
+    an item of one annotator (ConTurE's consolidated turn score, DBDC with one label per turn) has a one-hot gold
+    that says nothing of it, and 1/(2 x 1) = 0.5 would empty every bin but the largest: not a share the
+    parameter allows (< 0.5), so a model trained with it could never be loaded.
 
     Examples
     --------
     >>> resolve_min_share("auto", np.array([19, 19, 18])), resolve_min_share(0.01, np.array([19]))
     (0.02631578947368421, 0.01)
+    >>> resolve_min_share("auto", np.array([1, 1, 3])), resolve_min_share("auto", np.array([2, 2]))
+    (0.0, 0.25)
     """
-    return float(value) if value != "auto" else 1.0 / (2.0 * float(np.median(votes)))
+    if value != "auto":
+        return float(value)
+    n = float(np.median(votes)) if len(votes) else 0.0
+    return 1.0 / (2.0 * n) if n >= AUTO_MIN_ANNOTATORS else 0.0
+
+
+AUTO_MIN_ANNOTATORS = 2
+"""``min_share="auto"`` empties bins only when the median training item of a scale has at least this many
+annotators (:func:`resolve_min_share`)."""
 
 
 def _saved_shares(meta: dict, model: Estimator, where: str) -> dict[str, float]:
@@ -364,10 +421,16 @@ def _saved_shares(meta: dict, model: Estimator, where: str) -> dict[str, float]:
     if not isinstance(saved, dict) or set(saved) - set(model.learnt):
         raise DialevalError(f"min_shares {describe(saved)} is not allowed; allowed is an object of the model's "
                             f"scales ({', '.join(model.learnt)}) to numbers", file=where)
+    saved = dict(saved)
     for name, v in saved.items():
         if isinstance(v, str):  # a saved share is resolved: a number, never 'auto'
             raise DialevalError(f"min_shares[{name!r}] = {describe(v)} is not allowed; allowed are numbers "
                                 "0 <= share < 0.5", file=where)
+        if model.params["min_share"] == "auto" and v == 0.5:
+            # saved before resolve_min_share gave 0 for items of one annotator: 'auto' then resolved to
+            # 1/(2 x 1); the model could not be loaded, so nothing ever predicted with that share
+            saved[name] = 0.0
+            continue
         check_min_share(v, f"min_shares[{name!r}]")
     return {n: float(saved.get(n, 0.0)) for n in model.learnt}
 

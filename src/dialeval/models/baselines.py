@@ -128,9 +128,9 @@ class Position(_Means, Estimator):
 
     Parameters
     ----------
-    max_position : int >= 0, default 6
+    max_position : int in 0..10**6, default 6
         Positions (0-based) above it share one key.
-    min_turns : int >= 1, default 5
+    min_turns : int in 1..10**9, default 5
         Training turns a key needs to be used; rarer keys fall back to the sender's mean.
 
     Examples
@@ -150,8 +150,9 @@ class Position(_Means, Estimator):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.params["max_position"] = check_param(self.kind, "max_position", self.params["max_position"],
-                                                  type_=int, lo=0)
-        self.params["min_turns"] = check_param(self.kind, "min_turns", self.params["min_turns"], type_=int, lo=1)
+                                                  type_=int, lo=0, hi=10**6)
+        self.params["min_turns"] = check_param(self.kind, "min_turns", self.params["min_turns"], type_=int, lo=1,
+                                               hi=10**9)
         self.tables: dict[str, dict[str, np.ndarray]] = {}
         self.means = {}
 

@@ -144,7 +144,7 @@ def cross_validate(corpus: Corpus | str | Path | list, kind: str, folds: int = 5
     folds : int >= 2, default 5
         Number of folds; dialogue ``d`` is in fold :func:`fold_of(d.id, folds) <fold_of>`.
     subtask : {'both', 'quality', 'nugget'}
-    seed : int >= 0
+    seed : int in 0..2**32-1 (a neural ensemble of k members: 0..2**32-k, its members use seed..seed+k-1)
         The seed of every fold's model (the folds themselves never depend on it).
     params : dict, optional
         Hyper-parameters of the kind.

@@ -42,7 +42,7 @@ from typing import ClassVar
 import numpy as np
 
 from dialeval import progress as _progress
-from dialeval.models.base import Estimator, array_key, check_param, normalise_rows, register
+from dialeval.models.base import Estimator, array_key, check_param, damaged, normalise_rows, register
 from dialeval.models.data import TurnTable
 from dialeval.models.features import position_features, sender_onehot
 from dialeval.models.turndata import ScaleArrays
@@ -288,11 +288,11 @@ class Linear(Estimator):
         scikit-learn's character analyser (``char_wb`` keeps n-grams inside words, padded with spaces).
     ngram_max : int in 1..6, default 3
         Longest n-gram (the shortest is 1).
-    max_features : int >= 1, default 50000
+    max_features : int in 1..10**7, default 50000
         Most frequent n-grams kept by each vectoriser (turns; whole dialogues).
     context_weight : float >= 0, default 0.5
         Scale of the previous- and next-turn blocks of a turn's features (0 drops them).
-    max_iter : int >= 1, default 100
+    max_iter : int in 1..10**6, default 100
         lbfgs iterations per regression (at most: it also stops early, and bounds the time).
 
     Examples
@@ -319,9 +319,10 @@ class Linear(Estimator):
             p[name] = check_param(self.kind, name, p[name], type_=float, lo=1e-9)
         p["analyzer"] = check_param(self.kind, "analyzer", p["analyzer"], type_=str, choices=ANALYZERS)
         p["ngram_max"] = check_param(self.kind, "ngram_max", p["ngram_max"], type_=int, lo=1, hi=6)
-        p["max_features"] = check_param(self.kind, "max_features", p["max_features"], type_=int, lo=1)
+        p["max_features"] = check_param(self.kind, "max_features", p["max_features"], type_=int, lo=1, hi=10**7,
+                                        note="n-grams kept by each vectoriser")
         p["context_weight"] = check_param(self.kind, "context_weight", p["context_weight"], type_=float, lo=0)
-        p["max_iter"] = check_param(self.kind, "max_iter", p["max_iter"], type_=int, lo=1)
+        p["max_iter"] = check_param(self.kind, "max_iter", p["max_iter"], type_=int, lo=1, hi=10**6)
         self.senders: tuple[str, ...] = ()
         """Turn-level scales: the senders of the training corpus (the one-hot sender features)."""
         self.turn_vec: _Tfidf | None = None
@@ -433,4 +434,37 @@ class Linear(Estimator):
         self.heads = {name: _SoftLR(arrays[f"{name}_W"], np.asarray(arrays[f"{name}_b"], dtype=np.float64))
                       for name in config.get("heads", [])}
         self.senders = tuple(config.get("senders", ()))
+        self._check_arrays(arrays)
+
+    def _check_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        """A :func:`~dialeval.models.base.damaged` error naming the first array whose shape does not agree with the
+        others' and the learnt scales' (a head's weights span its features: the vectoriser's terms, x 3 for a turn
+        with its neighbours, then the scaler's columns), or that holds a value that is not finite."""
+        width = {}
+        for name, vec, sc in (("turn", self.turn_vec, self.turn_scaler), ("dialogue", self.dlg_vec, self.dlg_scaler)):
+            if (vec is None) != (sc is None):
+                raise damaged(f"arrays {name}_terms and {name}_mean come together; arrays.npz has one of them only")
+            if vec is None:
+                continue
+            V, D = len(arrays[f"{name}_terms"]), len(arrays[f"{name}_mean"])
+            for key, shape in ((f"{name}_terms", (V,)), (f"{name}_idf", (V,)), (f"{name}_mean", (D,)),
+                               (f"{name}_std", (D,))):
+                if arrays[key].shape != shape:
+                    raise damaged(f"array {key!r} has shape {arrays[key].shape}; the other arrays imply {shape}")
+            width[name] = V * (3 if name == "turn" and self.params["context_weight"] > 0 else 1) + D
+        for name, scale in self.learnt.items():
+            key = array_key(scale)
+            if key not in self.heads:
+                raise damaged(f"model.json lists no head {key!r} for scale {name!r}")
+            part = "dialogue" if scale.level == "dialogue" else "turn"
+            if part not in width:
+                raise damaged(f"arrays.npz has no {part}_terms, which the head {key!r} reads")
+            L = len(scale.levels)
+            for k, shape in ((f"{key}_W", (L, width[part])), (f"{key}_b", (L,))):
+                if arrays[k].shape != shape:
+                    raise damaged(f"array {k!r} has shape {arrays[k].shape}; the scale's {L} levels and the "
+                                  f"{part} features' {width[part]} columns imply {shape}")
+        for key, a in arrays.items():
+            if a.dtype.kind == "f" and not np.isfinite(a).all():
+                raise damaged(f"array {key!r} holds values that are not finite numbers (NaN or infinite)")
 

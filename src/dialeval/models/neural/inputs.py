@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from dialeval.models import encoders
+from dialeval.models.base import damaged
 from dialeval.models.data import TurnTable
 from dialeval.models.turndata import ScaleArrays
 
@@ -105,8 +106,22 @@ class Lexical:
 
     @classmethod
     def load(cls, config: dict, arrays: dict[str, np.ndarray]) -> Lexical:
+        """What :meth:`config` and :meth:`arrays` saved (their names without ``lexical/``); a
+        :func:`~dialeval.models.base.damaged` error naming the array when one is missing, of another shape than
+        the configuration's ``dims`` and the other arrays imply, or not finite."""
         from dialeval.models.linear import _Tfidf
 
+        k = int(config["dims"])
+        V = len(arrays["terms"]) if "terms" in arrays else 0
+        for name, shape in (("terms", (V,)), ("idf", (V,)), ("components", (k, V)), ("std", (k,))):
+            a = arrays.get(name)
+            if a is None:
+                raise damaged(f"arrays.npz has no array 'lexical/{name}', which model.json's configuration needs")
+            if a.shape != shape or not V:
+                raise damaged(f"array 'lexical/{name}' has shape {a.shape}; model.json's lexical dims = {k} and "
+                              f"the {V} terms of 'lexical/terms' imply {shape}")
+            if name != "terms" and (a.dtype.kind != "f" or not np.isfinite(a).all()):
+                raise damaged(f"array 'lexical/{name}' holds values that are not finite numbers")
         tfidf = _Tfidf(config["analyzer"], int(config["ngram_max"]), arrays["terms"], arrays["idf"])
         return cls(tfidf, arrays["components"].astype(np.float64), np.asarray(arrays["std"], dtype=np.float64))
 

@@ -9,10 +9,11 @@ import numpy as np
 from dialeval import progress as _progress
 from dialeval.errors import DialevalError
 from dialeval.models import encoders
-from dialeval.models.base import Estimator, check_param, normalise_rows, register
+from dialeval.models.base import Estimator, check_param, damaged, normalise_rows, register
 from dialeval.models.data import TurnTable
 from dialeval.models.features import POSITION_FEATURES, position_features, sender_onehot
 from dialeval.models.neural.inputs import (
+    SIMILARITY_FEATURES,
     Lexical,
     context_similarities,
     padded_chunks,
@@ -39,8 +40,10 @@ ANNOTATORS = ("panel", "pooled")
 
 
 PARAMS: dict[str, dict] = {
-    "hidden": {"type_": int, "lo": 1}, "epochs": {"type_": int, "lo": 1}, "batch_size": {"type_": int, "lo": 1},
-    "ensemble": {"type_": int, "lo": 1},
+    "hidden": {"type_": int, "lo": 1, "hi": 1024, "note": "GRU units per direction"},
+    "epochs": {"type_": int, "lo": 1, "hi": 1000},
+    "batch_size": {"type_": int, "lo": 1, "hi": 1024, "note": "dialogues per training step"},
+    "ensemble": {"type_": int, "lo": 1, "hi": 64, "note": "members, each trained with its own seed"},
     "lr": {"type_": float, "lo": 0, "lt": 1e3}, "weight_decay": {"type_": float, "lo": 0, "lt": 1e3},
     "ordinal_weight": {"type_": float, "lo": 0, "lt": 1e3},
     "dropout": {"type_": float, "lo": 0, "lt": 1}, "input_dropout": {"type_": float, "lo": 0, "lt": 1},
@@ -126,6 +129,10 @@ class Neural(Estimator):
         self.lexical: Lexical | None = None
         """The turn vector's lexical part (``params["lexical"]`` > 0, whole-dialogue network only; None for
         turn-level scales read in the turns so far and for models saved before the option existed)."""
+
+    def _seed_count(self, params: dict) -> int:
+        """The members: each trains with its own seed, ``seed, seed+1, ...``."""
+        return check_param(self.kind, "ensemble", params["ensemble"], **PARAMS["ensemble"])
 
     # -- features ---------------------------------------------------------------------------------
     def _top_inputs(self, table: TurnTable) -> list[np.ndarray]:
@@ -351,7 +358,7 @@ class Neural(Estimator):
             from dialeval.models.linear import Linear
 
             self.stacked = Linear(seed=self.seed, progress=False, C=self.params["stack_linear_C"])
-            self.stacked.learnt = self.learnt
+            self.stacked.learnt = {n: s for n, s in self.learnt.items() if s.level != "dialogue"}  # as _fit_past
             self.stacked._set_state(config["stacked_linear"], {k[len("linear/"):]: v for k, v in arrays.items()
                                                                if k.startswith("linear/")})
         arrays = {k: v for k, v in arrays.items() if not k.startswith(("linear/", "lexical/"))}
@@ -361,5 +368,82 @@ class Neural(Estimator):
                                  for k, v in arrays.items() if k.startswith(f"{pre}{i}/")}) for i in range(count)]
 
         self.finetune = bool(config.get("finetune", False))
-        self.members = members("m", int(config["members"]))
-        self.dialogue_members = members("d", int(config.get("dialogue_members", 0)))
+        counts = {"m": int(config["members"]), "d": int(config.get("dialogue_members", 0))}
+        self._check_arrays(arrays, counts)
+        self.members = members("m", counts["m"])
+        self.dialogue_members = members("d", counts["d"])
+
+    def _input_width(self, network: str) -> int:
+        """The width of the turn vectors the projection of a ``network`` ("whole" or "turn") reads, as
+        :meth:`_features` and :meth:`_turn_features` build them (without the top network's inputs)."""
+        width = encoders.DIM * (2 if self.utterances == "mean" else 1) + len(POSITION_FEATURES)
+        width += len(self.lexical.components) if self.lexical is not None else 0
+        return width + (len(self.senders) + len(SIMILARITY_FEATURES) if network == "turn" else 0)
+
+    def _expected_shapes(self, network: str) -> dict[str, tuple[int, ...]]:
+        """The shape of every array a member of ``network`` needs to predict the learnt scales it predicts:
+        "whole" (the whole-dialogue network; turn heads and the pooled heads) or "turn" (the causal network of
+        turn-level scales read in the turns so far), as model.json's parameters (``hidden``), configuration
+        (panels, fine-tuning, the parts of the turn vector) and scales imply."""
+        H = self.params["hidden"]
+        gru = {f"gru.{k}{rev}": shape for rev in ("", "_reverse")[:2 if network == "whole" else 1]
+               for k, shape in (("weight_ih_l0", (3 * H, H)), ("weight_hh_l0", (3 * H, H)),
+                                ("bias_ih_l0", (3 * H,)), ("bias_hh_l0", (3 * H,)))}
+        out = {"proj.weight": (H, self._input_width(network)), "proj.bias": (H,), **gru}
+        dlg, turn = self._split(list(self.learnt), self.learnt)
+        if network == "turn":
+            for n in turn:
+                L = len(self.learnt[n].levels)
+                out |= {f"head.{n}.weight": (L, 2 * H), f"head.{n}.bias": (L,)}
+        else:
+            if self.context == "past":  # the whole-dialogue network of the dialogue-level scales only
+                turn = []
+            for n in turn:
+                JL = self.turn_panels.get(n, 1) * len(self.learnt[n].levels)
+                out |= {f"{_head_name(n)}.weight": (JL, 3 * H), f"{_head_name(n)}.bias": (JL,)}
+            if dlg:
+                rows = len(dlg) * self.panel * max(len(self.learnt[d].levels) for d in dlg)
+                out |= {"qual_hidden.weight": (H, 6 * H), "qual_hidden.bias": (H,), "qual_out.weight": (rows, H),
+                        "qual_out.bias": (rows,)}
+        if self.finetune:
+            for k, w in encoders.top_weights().items():
+                out |= {f"top.{k}.delta": w.shape, f"top.{k}.scale": (w.shape[1],)}
+        return out
+
+    def _check_arrays(self, arrays: dict[str, np.ndarray], counts: dict[str, int]) -> None:
+        """A :func:`~dialeval.models.base.damaged` error naming the first array of arrays.npz whose shape is not
+        what model.json implies (:meth:`_expected_shapes`, ``counts``: the members of each network by prefix),
+        that is missing, or that holds a value that is not finite: a file edited, truncated, or taken from
+        another model would otherwise fail deep in prediction or, worse, predict something else silently."""
+        if counts["m"] < 1 or counts["d"] < 0:
+            raise damaged(f"model.json's configuration says members = {counts['m']} and dialogue_members = "
+                          f"{counts['d']}; allowed are at least 1 member and at least 0 dialogue members")
+        P = len(POSITION_FEATURES)
+        networks = {"m": "turn" if self.context == "past" else "whole", "d": "whole"}
+
+        def needed():  # lazily, member by member: a damaged model.json may say members = 10**9
+            yield from {"feat_mean": (P,), "feat_std": (P,)}.items()
+            for pre, count in counts.items():
+                shapes = self._expected_shapes(networks[pre]) if count else {}
+                for i in range(count):
+                    yield from ((f"{pre}{i}/{k}", shape) for k, shape in shapes.items())
+
+        for key, shape in needed():
+            if key not in arrays:
+                raise damaged(f"arrays.npz has no array {key!r}, which model.json's configuration needs")
+            a = arrays[key]
+            if a.shape != shape:
+                raise damaged(f"array {key!r} has shape {a.shape}; model.json's parameters and configuration "
+                              f"imply {shape}")
+            if key[0] in "md" and a.dtype.kind not in ("i" if key.endswith(".delta") else "f"):
+                raise damaged(f"array {key!r} is of type {a.dtype}; allowed are "
+                              + ("integers" if key.endswith(".delta") else "floating-point numbers"))
+            if a.dtype.kind == "f" and not np.isfinite(a).all():
+                raise damaged(f"array {key!r} holds values that are not finite numbers (NaN or infinite)")
+        if not (arrays["feat_std"] > 0).all():
+            raise damaged("array 'feat_std' holds standard deviations that are not positive")
+        if not self.finetune:
+            extra = next((k for k in arrays if k.startswith(("m", "d")) and "/top." in k), None)
+            if extra is not None:
+                raise damaged(f"array {extra!r} is a fine-tuned top network, but model.json says the model has "
+                              "none (no 'finetune' in its configuration)")
