@@ -68,7 +68,8 @@ def _fail(message: str) -> int:
     return 2
 
 
-_INVALID = re.compile(r"Invalid value for '(?P<name>[^']+)': (?:Value error, )?(?P<rest>.*)", re.S)
+_INVALID = re.compile(r"Invalid value for '(?P<name>[^']+)'(?: / '[^']+')*: (?:Value error, )?(?P<rest>.*)", re.S)
+"""A parser's refusal of an option's value (an option with aliases is named ``'--alpha' / '--nugget-alpha'``)."""
 _NOT_A_CHOICE = re.compile(r"(?P<value>'.*'|\".*\") is not one of (?P<choices>'.*')\.?", re.S)
 _PARSED_AS = {"int_parsing": "integers", "float_parsing": "numbers", "bool_parsing": "true or false"}
 """What an option of a number type allows, by the type of the error its parser raised."""
