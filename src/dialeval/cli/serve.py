@@ -57,6 +57,7 @@ def register(app: typer.Typer) -> None:
         """Serve the leaderboard, the upload page and the JSON API (with --docs: described at /docs)."""
         import uvicorn
 
+        from dialeval.service.collection.routes import WS_MAX_BYTES
         from dialeval.service.db import Database
         from dialeval.service.teams import check_mode
 
@@ -77,4 +78,4 @@ def register(app: typer.Typer) -> None:
         # proxy_headers=False: the app applies the same rule itself (Settings.forwarded_allow_ips), so
         # Uvicorn's default of trusting 127.0.0.1 never applies.
         uvicorn.run("dialeval.service.app:create_app", factory=True, host=host, port=port, workers=workers,
-                    proxy_headers=False, server_header=False, log_level="info")
+                    proxy_headers=False, server_header=False, log_level="info", ws_max_size=WS_MAX_BYTES)

@@ -154,7 +154,7 @@ def test_websocket_refusals(ch):
         m = w.receive_json()
         assert m["type"] == "error" and m["status"] == 422 and "the WebSocket is for human-human" in m["detail"]
 
-    for first in ("not json", '{"type": "turn", "utterance": "hi"}', "[1, 2]", "[" * 100_000 + "]" * 100_000):
+    for first in ("not json", '{"type": "turn", "utterance": "hi"}', "[1, 2]", "[" * 8_000 + "]" * 8_000):
         with ch.client.websocket_connect("/api/collections/hh/ws") as w:
             w.send_text(first)
             with pytest.raises(WebSocketDisconnect) as e:
@@ -166,7 +166,7 @@ def test_websocket_refusals(ch):
         assert m["type"] == "error" and m["status"] == 422 and "nickname" in m["detail"]
     # A value that is not text is not echoed in full; a long refusal still closes with a proper close frame
     # (its reason cut to the frame's 123 bytes, never half a character).
-    for name, cut in ((["a" * 100_000], "is not text"), ("日本" * 30, "nickname")):
+    for name, cut in ((["a" * 10_000], "is not text"), ("日本" * 30, "nickname")):
         with ch.client.websocket_connect("/api/collections/hh/ws") as w:
             w.send_json({"type": "auth", "code": u1, "name": name})
             m = w.receive_json()
@@ -194,3 +194,36 @@ def test_websocket_refusals(ch):
             break
         time.sleep(0.05)
     assert statuses == ["abandoned"] * 2  # each page closed while waiting: its place given up
+
+
+def test_websocket_messages_are_bounded_in_size_and_rate(ch):
+    """A message larger than WS_MAX_BYTES closes the socket unparsed (1009), before or after auth; more than
+    WS_RATE's messages a second close it (1008): no client fills the server's memory or its event loop."""
+    from starlette.websockets import WebSocketDisconnect
+
+    from dialeval.service.collection.routes import WS_MAX_BYTES, WS_RATE
+
+    [u1, u2] = ch.collection("hh", None, n_codes=2, human_human=True)
+    big = '{"type": "ping", "pad": "' + "x" * WS_MAX_BYTES + '"}'
+    with ch.client.websocket_connect("/api/collections/hh/ws") as w:  # an outsider, no code yet
+        w.send_text(big)
+        with pytest.raises(WebSocketDisconnect) as e:
+            w.receive_json()
+        assert e.value.code == 1009
+    with ch.client.websocket_connect("/api/collections/hh/ws") as w:
+        w.send_json({"type": "auth", "code": u1})
+        assert _until(w, "state")["session"]["status"] == "waiting"
+        w.send_text(big)
+        with pytest.raises(WebSocketDisconnect) as e:
+            for _ in range(50):
+                w.receive_json()
+        assert e.value.code == 1009
+    with ch.client.websocket_connect("/api/collections/hh/ws") as w:
+        w.send_json({"type": "auth", "code": u2})
+        assert _until(w, "state")["session"]["status"] == "waiting"
+        for _ in range(WS_RATE[0] + 5):
+            w.send_json({"type": "ping"})
+        with pytest.raises(WebSocketDisconnect) as e:
+            for _ in range(100):
+                w.receive_json()
+        assert e.value.code == 1008

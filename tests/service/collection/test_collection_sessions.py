@@ -53,11 +53,17 @@ def test_ids_and_names():
         with pytest.raises(Invalid, match="common word or a single letter"):
             S.check_person_name(common)
     assert S.check_person_name("Lee") == "Lee" and S.check_person_name("Jo") == "Jo"
+    # ... judged as the export's case-insensitive pattern matches: dotless and dotted I match "i", the long s "s",
+    # the Kelvin sign "k"; "ıt ıs" would have rewritten every "it is"
+    for lookalike in ("ı", "İ", "ıs", "ıt ıs", "ſo", "\u212a", "thank yoU"):
+        with pytest.raises(Invalid, match="common word or a single letter"):
+            S.check_person_name(lookalike)
+    assert S.check_person_name("Işık") == "Işık" and S.check_person_name("A B") == "A B"
 
 
 def test_utterances():
     assert S.clean_utterance("  a\r\nb\rc \n") == "a\nb\nc"
-    for bad in ("", " \n ", "a\x00", "a\x1b", "a\ud800", "x" * 2001, None, 3):
+    for bad in ("", " \n ", "\u200b", "\ufeff \u200b\n", "a\x00", "a\x1b", "a\ud800", "x" * 2001, None, 3):
         with pytest.raises(Invalid):
             S.clean_utterance(bad)
     assert S.clean_utterance("<script>alert(1)</script>") == "<script>alert(1)</script>"  # stored as written

@@ -22,7 +22,9 @@ protection) and the chat page it leads to (``static/chat.js``; no inline script,
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import time
 from typing import Annotated
 
 import anyio
@@ -47,6 +49,14 @@ SessionId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The chat's id."
 After = Annotated[int, Query(ge=0, le=2**31 - 1, description="Only turns after this position (0: all).")]
 WS_POLL_S = 0.25
 WS_AUTH_TIMEOUT_S = 10.0
+WS_MAX_BYTES = 16 * 1024
+"""The largest WebSocket message read (an utterance of 2,000 characters, each escaped as \\uXXXX, fits); a
+larger one closes the socket (1009) unparsed. ``dialeval serve`` gives Uvicorn the same bound, so a larger
+frame is refused before it is buffered."""
+WS_QUEUE = 16
+"""Messages read ahead of the chat's handling at most: the socket's reader then waits (no memory without bound)."""
+WS_RATE = (20, 1.0)
+"""At most this many messages in this many seconds per socket; more closes it (1008): a person types slower."""
 
 
 class StartIn(BaseModel):
@@ -127,20 +137,33 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
         """Human-human chat: ``{"type":"auth","code","name"}`` first (or an Authorization header), then
         ``{"type":"turn","utterance"}`` / ``{"type":"end"}``; the server sends ``state``, ``turn``, ``error``."""
         await websocket.accept()
-        queue: asyncio.Queue = asyncio.Queue()
+        queue: asyncio.Queue = asyncio.Queue(maxsize=WS_QUEUE)
 
         async def reader() -> None:
+            recent: collections.deque[float] = collections.deque()
             try:
                 while True:
                     message = await websocket.receive()
                     if message["type"] == "websocket.disconnect":
                         break
                     # a binary frame is a message that is not JSON text: answered as an invalid one
-                    await queue.put(message.get("text") or "")
+                    text = message.get("text") or ""
+                    if len(text) > WS_MAX_BYTES or len(message.get("bytes") or b"") > WS_MAX_BYTES:
+                        await websocket.close(code=1009, reason=f"a message is at most {WS_MAX_BYTES} bytes")
+                        break
+                    now = time.monotonic()
+                    recent.append(now)
+                    while recent and recent[0] <= now - WS_RATE[1]:
+                        recent.popleft()
+                    if len(recent) > WS_RATE[0]:
+                        await websocket.close(code=1008, reason=f"more than {WS_RATE[0]} messages in "
+                                                                f"{WS_RATE[1]:g} s")
+                        break
+                    await queue.put(text)
             except Exception:  # whatever ends the reader ends the chat: no ghost participant
                 pass
             finally:
-                await queue.put(None)
+                await queue.put(None)  # after what came before (the handler drains the queue; or cancels this)
 
         task = asyncio.create_task(reader())
         c = inv = sess = None
@@ -213,7 +236,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
                     await websocket.send_json({"type": "error", "detail": "unknown message type; allowed are "
                                                "turn, end, ping", "status": 422})
             except ServiceError as e:
-                await websocket.send_json({"type": "error", "detail": e.message, "status": e.status})
+                await websocket.send_json({"type": "error", "detail": detail(e.message), "status": e.status})
 
     # ---- pages ----------------------------------------------------------------------------------
     def page(request: Request, template: str, status: int = 200, **context) -> HTMLResponse:

@@ -22,11 +22,13 @@ Examples
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
 from dialeval.errors import describe
+from dialeval.io.wochat import name_pattern
 from dialeval.service.errors import Conflict, Invalid
 
 STATUSES = ("waiting", "active", "ended", "abandoned")
@@ -135,7 +137,7 @@ def check_person_name(name: object) -> str:
     if not _PERSON.match(name):
         raise Invalid(f"nickname {name[:60]!r} is not allowed; use at most 40 letters, digits, spaces, '.', "
                       "\"'\" or '-', starting and ending with a letter or digit (or leave it empty)")
-    if name and ((len(name) == 1 and name.isascii()) or _common_words_only(name)):
+    if name and ((len(name) == 1 and _matches_any(name, string.ascii_letters)) or _common_words_only(name)):
         raise Invalid(f"nickname {name!r} is not allowed: the exported chats replace your name wherever it stands "
                       "as a word, and it is a common word or a single letter; use a name, or leave it empty")
     return name
@@ -159,7 +161,15 @@ replaces a participant's name wherever it stands as a word (:func:`check_person_
 
 
 def _common_words_only(name: str) -> bool:
-    return all(w in COMMON_WORDS for w in re.split(r"[ .'-]+", name.casefold()) if w)
+    return all(_matches_any(w, COMMON_WORDS) for w in re.split(r"[ .'-]+", name) if w)
+
+
+def _matches_any(word: str, texts: Iterable[str]) -> bool:
+    """Whether the export's own pattern of ``word`` (:func:`dialeval.io.wochat.name_pattern`, case-insensitive)
+    matches one of ``texts`` whole: so a nickname is judged as the export will replace it ("ı" and "İ" match "i"
+    and "I" there, "ſ" matches "s", the Kelvin sign "k")."""
+    pattern = name_pattern(word)
+    return any(pattern.fullmatch(t) for t in texts)
 
 
 def clean_utterance(text: object) -> str:
@@ -169,8 +179,9 @@ def clean_utterance(text: object) -> str:
     if not isinstance(text, str):
         raise Invalid(f"utterance {describe(text)} is not text")
     text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
-    if not text:
-        raise Invalid("the utterance is empty; write something")
+    if not text or all(c.isspace() or unicodedata.category(c) == "Cf" for c in text):
+        # blanks only, or invisible format characters only (U+200B, U+FEFF...): nothing an annotator can read
+        raise Invalid("the utterance is empty (or invisible characters only); write something")
     if len(text) > MAX_UTTERANCE:
         raise Invalid(f"the utterance has {len(text)} characters; at most {MAX_UTTERANCE} are allowed")
     if _CTRL.search(text):
