@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 import sys
 
@@ -108,7 +109,7 @@ def _tidy_help(cmd: click.Command) -> click.Command:
     its help text (a narrow terminal broke ``<stc3|wochat|...>`` mid-word)."""
     for p in cmd.params:
         if p.param_type_name == "argument" and p.metavar is None:
-            p.metavar = (p.name or "").upper() + ("..." if p.nargs != 1 else "")
+            p.metavar = (p.name or "").upper()  # the usage line adds "..." to one of several values
         elif getattr(p, "is_flag", False) and not getattr(p, "count", False):
             p.metavar = ""
         elif p.metavar is None and (choices := _choices(p)) \
@@ -117,9 +118,24 @@ def _tidy_help(cmd: click.Command) -> click.Command:
             help_text = getattr(p, "help", None) or ""
             if not all(c in help_text for c in choices):
                 p.help = f"{help_text.rstrip()} Choices: {', '.join(choices)}.".lstrip()
+    if cmd.help:
+        cmd.help = reflow(cmd.help)
     for sub in getattr(cmd, "commands", {}).values():
         _tidy_help(sub)
     return cmd
+
+
+def reflow(text: str) -> str:
+    r"""A docstring's paragraphs each made one line, so that the terminal wraps them at its own width (the source's
+    line breaks showed mid-sentence); a paragraph of list items or indented lines is kept as written.
+
+    >>> reflow("Score a run\nagainst gold.\n\n- one\n- two")
+    'Score a run against gold.\n\n- one\n- two'
+    """
+    paragraphs = [p.strip("\n") for p in inspect.cleandoc(text).split("\n\n")]
+    return "\n\n".join(p if any(line.startswith((" ", "\t", "- ", "* ")) or line[:2].rstrip(".").isdigit()
+                                for line in p.splitlines())
+                       else " ".join(p.split("\n")) for p in paragraphs if p)
 
 
 def _choices(p: click.Parameter) -> list[str]:
