@@ -73,3 +73,13 @@ def _embedding_cache(tmp_path_factory: pytest.TempPathFactory):
         os.environ.pop("DIALEVAL_CACHE", None)
     else:
         os.environ["DIALEVAL_CACHE"] = before
+
+
+@pytest.fixture(scope="module")
+def _cache(tmp_path_factory: pytest.TempPathFactory):
+    """Embeddings cached in a fresh folder for the requesting module's networks, computed on one thread (set
+    before the module's models are trained)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DIALEVAL_CACHE", str(tmp_path_factory.mktemp("cache")))
+        mp.setenv("DIALEVAL_THREADS", "1")
+        yield

@@ -31,12 +31,7 @@ UNRATED = ("chatbot2-186", "error recovery")
 SMALL = {"hidden": 16, "epochs": 2, "ensemble": 2, "batch_size": 8}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _cache(tmp_path_factory: pytest.TempPathFactory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DIALEVAL_CACHE", str(tmp_path_factory.mktemp("cache")))
-        mp.setenv("DIALEVAL_THREADS", "1")
-        yield
+pytestmark = pytest.mark.usefixtures("_cache")  # a fresh embedding cache, one thread (conftest)
 
 
 @pytest.fixture(scope="module")

@@ -151,15 +151,6 @@ def test_cli_huge_hidden_is_one_line(tiny_gold_path, tmp_path, capsys):
 
 # -- 3. and 5. damaged saved models ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def _cache(tmp_path_factory: pytest.TempPathFactory):
-    """Embeddings cached in a fresh folder for this module's networks."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DIALEVAL_CACHE", str(tmp_path_factory.mktemp("cache")))
-        mp.setenv("DIALEVAL_THREADS", "1")
-        yield
-
-
-@pytest.fixture(scope="module")
 def dbdc(shared_data, tmp_path_factory) -> dialeval.Corpus:
     folder = tmp_path_factory.mktemp("dbdc")
     for f in sorted(shared_data("dbdc3", "en", "dev", "IRIS_100").glob("*.log.json"))[:3]:

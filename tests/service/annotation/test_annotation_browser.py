@@ -114,6 +114,17 @@ def test_chat_then_three_annotators_label_with_the_keyboard_then_gold(sqlite_url
         pj.close()
 
 
+def _join(browser, server: LiveServer, project: str, code: str, turns: int):
+    """An annotator's page joined with ``code``, showing its first item of ``turns`` turns; and its problems."""
+    p = browser.new_context().new_page()
+    problems = watch(p)
+    p.goto(f"{server.url}/annotate/{project}")
+    p.fill("input[name=code]", code)
+    p.click("#join-form button[type=submit]")
+    expect(p.locator("#dialogue li")).to_have_count(turns)
+    return p, problems
+
+
 def test_mouse_then_enter_submits_and_tab_then_enter_chooses(sqlite_url, browser):
     """Enter submits after labels were clicked with the mouse (the clicked button keeps the focus), and presses
     a label button reached with Tab; Enter with labels missing says so and makes the first the label in focus."""
@@ -125,12 +136,7 @@ def test_mouse_then_enter_submits_and_tab_then_enter_chooses(sqlite_url, browser
         projects.create_project(pj.db, "m1", chats_corpus(2), "wochat", 1, pj.clock())
         [code] = invitations.create_invitations(pj.db, "annotation", "m1", 1, pj.clock())
         with LiveServer(pj.app) as server:
-            p = browser.new_context().new_page()
-            problems = watch(p)
-            p.goto(f"{server.url}/annotate/m1")
-            p.fill("input[name=code]", code)
-            p.click("#join-form button[type=submit]")
-            expect(p.locator("#dialogue li")).to_have_count(4)
+            p, problems = _join(browser, server, "m1", code, turns=4)
             # 1. the keyboard: Tab to a label button, Enter chooses it
             p.locator("body").click()
             for _ in range(40):
@@ -167,12 +173,7 @@ is negative does nothing."""
     try:
         [code] = pj.project("k1", corpus, scheme="stc3", overlap=1, n_codes=1)
         with LiveServer(pj.app) as server:
-            p = browser.new_context().new_page()
-            problems = watch(p)
-            p.goto(f"{server.url}/annotate/k1")
-            p.fill("input[name=code]", code)
-            p.click("#join-form button[type=submit]")
-            expect(p.locator("#dialogue li")).to_have_count(2)
+            p, problems = _join(browser, server, "k1", code, turns=2)
             expect(p.locator("#keys")).to_contain_text("2 1 0 -1 -2")
             p.locator("body").click()
             for k in ["2", "1", "-", "1", "0", "-", "2"]:  # the turns' nugget types, then A, S, E below them
