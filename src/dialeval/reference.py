@@ -121,6 +121,16 @@ def _gold_of(dialogue: dict) -> tuple[dict[str, list[float]] | None, list[list[f
     return quality, nuggets
 
 
+RSNOD_WORST_5 = {"paper": math.sqrt(13 / 12), "2018": 1.0}
+"""The supremum of RSNOD on STC-3's 5 levels, worked by hand: gold (e, e, 0, 1 - 2e, 0) against the prediction
+(e, e, 0, 0, 1 - 2e). The squared differences tend to 1 at bins 3 and 4 and 0 elsewhere, so DW_i -> |i - 3| +
+|i - 4|: DW_0 -> 7, DW_1 -> 5, DW_3 = DW_4 -> 1. Each OD averages over its second argument's non-empty bins,
+{0, 1, 3} and {0, 1, 4}: 13/3 both ways, so SOD -> 13/3 as e -> 0 and SNOD = SOD / 4 -> 13/12 (no support
+does better: ``dialeval.measures.ordinal.od_bound`` searches them all). With OD over all 5 bins (the 2018
+script) the mean over i of |i - j| + |i - k| is at most 4 for any bins j, k (4 for 0 and 4): SNOD <= 1, reached by
+one-hot opposites. The tasks' other measures (NMD, JSD, RNSS) are at most 1, reached by one-hot opposites."""
+
+
 def evaluate(submission: list[dict], gold: list[dict], alpha: float = 0.5, strict: bool = False,
              rsnod_variant: str = "paper") -> dict:
     """The task scores of MEASURES.md, one dialogue at a time (the shape of the original script).
@@ -162,9 +172,9 @@ def evaluate(submission: list[dict], gold: list[dict], alpha: float = 0.5, stric
                 sums[f"nugget.{name}"] = sums.get(f"nugget.{name}", 0.0) + value
     missing = len(golds) - len(seen)
     n = scored + (missing if strict else 0)
-    if strict:
+    if strict:  # a missing dialogue scores the worst value of each measure
         for key in sums:
-            sums[key] += float(missing)
+            sums[key] += missing * (RSNOD_WORST_5[rsnod_variant] if ".rsnod." in key else 1.0)
     out: dict = {}
     if has_q:
         out["quality"] = {m: {k: sums[f"quality.{m}.{k}"] / n for k in QUALITY_KEYS} for m in ("nmd", "rsnod")}

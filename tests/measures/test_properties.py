@@ -6,6 +6,10 @@ and the measures must behave as the table says on random distributions.
 
 from __future__ import annotations
 
+import functools
+import itertools
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -15,20 +19,33 @@ from hypothesis.extra.numpy import arrays
 from dialeval import DialevalError, measures, reference
 from dialeval.measures import MEASURES
 
-# name: (scale, symmetric, upper bound of the range ("1" or "L-1"), has the 2018 variant)
+# name: (scale, symmetric, upper bound of the range (c_L: the supremum of NOD, c_bound below), has the 2018 variant)
 PROPERTIES = {
     "nvd": ("nominal", True, "1", False),
     "rnss": ("nominal", True, "1", False),
     "jsd": ("nominal", True, "1", False),
     "mse": ("nominal", True, "2/L", False),
     "nmd": ("ordinal", True, "1", False),
-    "od": ("ordinal", False, "L-1", True),
-    "nod": ("ordinal", False, "1", True),
-    "sod": ("ordinal", True, "L-1", True),
-    "snod": ("ordinal", True, "1", True),
-    "rnod": ("ordinal", False, "1", True),
-    "rsnod": ("ordinal", True, "1", True),
+    "od": ("ordinal", False, "c_L (L-1)", True),
+    "nod": ("ordinal", False, "c_L", True),
+    "sod": ("ordinal", True, "c_L (L-1)", True),
+    "snod": ("ordinal", True, "c_L", True),
+    "rnod": ("ordinal", False, "sqrt(c_L)", True),
+    "rsnod": ("ordinal", True, "sqrt(c_L)", True),
 }
+
+
+@functools.cache
+def c_bound(L: int) -> Fraction:
+    """The supremum of NOD on L bins, by brute force over every support B of the gold, its main bin m and the
+    prediction's bin k (in the limit of slivers of mass, DW_i -> |i - k| + |i - m|): an independent slow
+    reference of od_bound (which searches the same limits its own way)."""
+    best = Fraction(0)
+    for r in range(1, L + 1):
+        for B in itertools.combinations(range(L), r):
+            w = [Fraction(sum(abs(i - j) for i in B), len(B)) for j in range(L)]
+            best = max(best, max(w[m] + w[k] for m in B for k in range(L) if k != m))
+    return best / (L - 1)
 ALL = sorted(PROPERTIES)
 SYMMETRIC = [m for m in ALL if PROPERTIES[m][1]]
 ASYMMETRIC = [m for m in ALL if not PROPERTIES[m][1]]
@@ -41,8 +58,25 @@ def call(name: str, p, q, variant: str = "paper"):
     return fn(p, q, variant=variant) if PROPERTIES[name][3] else fn(p, q)
 
 
-def upper(name: str, L: int) -> float:
-    return {"1": 1.0, "L-1": float(L - 1), "2/L": 2.0 / L}[PROPERTIES[name][2]]
+def upper(name: str, L: int, variant: str = "paper") -> float:
+    c = float(c_bound(L)) if variant == "paper" else 1.0
+    return {"1": 1.0, "2/L": 2.0 / L, "c_L": c, "c_L (L-1)": c * (L - 1), "sqrt(c_L)": c ** 0.5}[PROPERTIES[name][2]]
+
+
+@pytest.mark.parametrize("L", range(2, 10))
+def test_the_order_aware_bound_is_the_brute_force_supremum_and_is_approached(L):
+    """od_bound(L) is the brute force's c_L (1 up to 4 bins, 13/12 for 5); a pair of distributions with slivers
+    of mass on the far bins approaches it, and the 2018 variant stays at most 1."""
+    from dialeval.measures.ordinal import od_bound
+
+    assert od_bound(L) == float(c_bound(L)) and od_bound(L, "2018") == 1.0
+    assert c_bound(5) == Fraction(13, 12) and c_bound(4) == 1
+    if L == 5:
+        e = 1e-9
+        gold, pred = [e, e, 0, 1 - 2 * e, 0], [e, e, 0, 0, 1 - 2 * e]
+        assert measures.snod(pred, gold) == pytest.approx(13 / 12, abs=1e-8)
+        assert measures.nod(pred, gold) == pytest.approx(13 / 12, abs=1e-8)
+        assert measures.rsnod(pred, gold) > 1.04  # above 1: a missing item scored 1.0 would not be the worst
 
 
 def test_every_measure_is_classified():
@@ -86,7 +120,7 @@ def test_range_identity_and_reference(name, variant, pq):
     L = len(p)
     v = call(name, p, q, variant)
     assert isinstance(v, float)
-    assert -1e-12 <= v <= upper(name, L) + 1e-12
+    assert -1e-12 <= v <= upper(name, L, variant) + 1e-12
     assert call(name, p, p, variant) == pytest.approx(0.0, abs=1e-12)
     ref = reference.MEASURES[name]
     want = ref(list(p), list(q), variant) if PROPERTIES[name][3] else ref(list(p), list(q))

@@ -143,7 +143,10 @@ def test_per_dialogue_csv(tiny_gold, tmp_path):
     assert rows[0] == ["id", *quality, "nugget.jsd", "nugget.rnss"]
     assert [r[0] for r in rows[1:]] == ["d1", "d2", "d3"]
     assert float(rows[1][1]) == pytest.approx(0.875)
-    assert [float(x) for x in rows[3][1:]] == [1.0] * 8  # d3 is missing: strict scores it 1.0
+    # d3 is missing: strict scores it the worst value, 1 but for RSNOD on 5 levels: sqrt(13/12), the supremum of
+    # gold (e, e, 0, 1 - 2e, 0) against (e, e, 0, 0, 1 - 2e) (reference.RSNOD_WORST_5 works it by hand)
+    rsnod_worst = (13 / 12) ** 0.5
+    assert [float(x) for x in rows[3][1:]] == pytest.approx([1.0] * 3 + [rsnod_worst] * 3 + [1.0] * 2, rel=1e-15)
 
 
 def test_prepared_gold_subset_and_corpus(tiny_gold):

@@ -91,7 +91,8 @@ def register(app: typer.Typer) -> None:
                                  "(STC-3/DialEval, DBDC, WOCHAT, ConTurE, DSTC9)."),
         alpha: float = typer.Option(0.5, "--alpha", "--nugget-alpha", help="ND weight of customer turns "
                                      "(helpdesk: 1-alpha), in [0, 1] (--nugget-alpha as in compare)."),
-        strict: bool = typer.Option(False, "--strict", help="A missing dialogue scores 1.0 (the worst)."),
+        strict: bool = typer.Option(False, "--strict", help="A missing dialogue scores the worst value of "
+                                    "each measure (1.0; RSNOD on 5 levels: sqrt(13/12))."),
         rsnod_variant: Variant = typer.Option("paper", help="'paper' (default) or the first 2018 "
                                               "script's all-bins averaging for RSNOD."),  # type: ignore[valid-type]
         per_dialogue: Path | None = typer.Option(None, "--per-dialogue", help="Write one CSV row per dialogue "

@@ -6,6 +6,7 @@ non-empty (``variant="paper"``) or over all bins (``variant="2018"``, the first 
 
 from __future__ import annotations
 
+from fractions import Fraction
 from functools import cache
 
 import numpy as np
@@ -66,3 +67,49 @@ def rnod(p: np.ndarray, q: np.ndarray, variant: str = "paper") -> np.ndarray:
 def rsnod(p: np.ndarray, q: np.ndarray, variant: str = "paper") -> np.ndarray:
     """Root symmetric normalised OD, ``sqrt(SNOD)``."""
     return np.sqrt(snod(p, q, variant))
+
+
+EXHAUSTIVE_MAX_L = 16
+"""Up to this many bins :func:`od_bound` searches every support; above, it gives the loose bound 2."""
+
+
+@cache
+def od_bound(L: int, variant: str = "paper") -> float:
+    """The supremum of NOD (and SNOD) on ``L`` bins: ``c_L`` in ``NOD(p || q) <= c_L``, ``OD <= c_L (L - 1)``.
+
+    Not 1 in general. With ``variant="paper"`` OD averages ``DW_i`` over the bins where ``q`` is non-empty, and
+    a bin that ``q`` fills with a sliver of mass counts as much as its main bin: ``q = (e, e, 0, 0, 1 - 2e)``,
+    ``p = (0, 0, 0, 1, 0)`` gives ``NOD -> 13/12`` as ``e -> 0`` (a real 19-annotator gold ``(1, 1, 0, 17, 0) /
+    19`` against ``(0, 0, 0, 0, 1)`` scores 1.0018). In that limit ``p`` and ``q`` are one-hot at bins ``k`` and
+    ``m`` and ``q``'s support ``B`` keeps its slivers, so ``c_L (L - 1) = max over B, m in B, k != m of w(m) +
+    w(k)``, ``w(j) = mean over i in B of |i - j|`` (NOD is convex in ``p - q``: its maximum over the
+    distributions is at such a limit of vertices); SOD averages two ODs, each at most this, and reaches it
+    too. Found by searching every support for ``L <= 16`` (values: 1 for ``L <= 4``, 13/12 for 5, 17/15 for
+    6, 7/6 for 7); above, 2 (``DW_i <= (L - 1) sum_j (p(j) - q(j))^2 <= 2 (L - 1)``), an upper bound that is
+    not tight. ``variant="2018"`` (OD over all bins) is at most 1: ``mean_i |i - j| <= (L - 1) / 2``.
+
+    Examples
+    --------
+    >>> [round(od_bound(L), 4) for L in (2, 3, 4, 5, 6)]
+    [1.0, 1.0, 1.0, 1.0833, 1.1333]
+    >>> od_bound(5, "2018")
+    1.0
+    """
+    if L < 2:
+        raise ValueError(f"od_bound needs at least 2 bins; received L = {L}")
+    if variant == "2018":
+        return 1.0
+    if L > EXHAUSTIVE_MAX_L:
+        return 2.0
+    members = (np.arange(1, 2**L)[:, None] >> np.arange(L)) & 1     # every non-empty support B, one per row
+    dist = members @ np.abs(np.arange(L)[:, None] - np.arange(L))     # dist[B, j] = sum_{i in B} |i - j|
+    order = np.argsort(dist, axis=1, kind="stable")
+    first = np.take_along_axis(dist, order[:, -1:], 1)
+    second = np.take_along_axis(dist, order[:, -2:-1], 1)
+    best_k = np.where(np.arange(L) == order[:, -1:], second, first)   # the largest dist(k), k != m
+    num = np.where(members == 1, dist + best_k, -1).max(axis=1)       # per support: max over m in B
+    size = members.sum(axis=1)
+    value = num / size
+    top = np.flatnonzero(value >= value.max() - 1e-9)                  # exact among the float maxima
+    best = max(Fraction(int(num[t]), int(size[t])) for t in top)
+    return float(best / (L - 1))

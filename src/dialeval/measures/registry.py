@@ -38,7 +38,7 @@ class Measure:
     symmetric: bool
     example: tuple[tuple[float, ...], tuple[float, ...], str]
     aliases: tuple[str, ...] = ()
-    range: tuple[str, str] = ("0", "1")   # may mention L, the number of bins
+    range: tuple[str, str] = ("0", "1")   # may mention L, the number of bins, and c_L (BOUNDS)
     has_variant: bool = False
     direction: str = "lower is better; 0 is a perfect match"
 
@@ -85,23 +85,23 @@ def _declare() -> dict[str, Measure]:
         Measure("od", "order-aware divergence", "ordinal",
                 "OD(p || q) = mean_{i : q(i) > 0} DW_i,  DW_i = sum_j |i - j| (p(j) - q(j))^2  "
                 f"({od_note})", ordinal.od, SAKAI_2017, False, ((0, 1, 0), (1, 0, 0), "1.0"),
-                range=("0", "L-1"), has_variant=True),
+                range=("0", "c_L (L-1)"), has_variant=True),
         Measure("nod", "normalised order-aware divergence", "ordinal",
                 f"NOD(p || q) = OD(p || q) / (L - 1)  (OD {od_note})", ordinal.nod, SAKAI_2017, False,
-                ((1, 0, 0), (1 / 3, 1 / 3, 1 / 3), "0.3148"), has_variant=True),
+                ((1, 0, 0), (1 / 3, 1 / 3, 1 / 3), "0.3148"), range=("0", "c_L"), has_variant=True),
         Measure("sod", "symmetric order-aware divergence", "ordinal",
                 f"SOD(p, q) = (OD(p || q) + OD(q || p)) / 2  (each OD {od_note.replace('gold', 'second argument')})",
                 ordinal.sod, SAKAI_2017, True, ((1, 0, 0), (1 / 3, 1 / 3, 1 / 3), "0.4815"),
-                range=("0", "L-1"), has_variant=True),
+                range=("0", "c_L (L-1)"), has_variant=True),
         Measure("snod", "symmetric normalised order-aware divergence", "ordinal",
                 "SNOD(p, q) = SOD(p, q) / (L - 1)", ordinal.snod, SAKAI_2017, True,
-                ((1, 0, 0), (1 / 3, 1 / 3, 1 / 3), "0.2407"), has_variant=True),
+                ((1, 0, 0), (1 / 3, 1 / 3, 1 / 3), "0.2407"), range=("0", "c_L"), has_variant=True),
         Measure("rnod", "root normalised order-aware divergence", "ordinal",
                 "RNOD(p || q) = sqrt(NOD(p || q))", ordinal.rnod, SAKAI_2017, False,
-                ((0, 1, 0), (1, 0, 0), "0.7071"), has_variant=True),
+                ((0, 1, 0), (1, 0, 0), "0.7071"), range=("0", "sqrt(c_L)"), has_variant=True),
         Measure("rsnod", "root symmetric normalised order-aware divergence", "ordinal",
                 "RSNOD(p, q) = sqrt(SNOD(p, q))", ordinal.rsnod, SAKAI_2017, True,
-                ((1, 0, 0), (1 / 3, 1 / 3, 1 / 3), "0.4907"), has_variant=True),
+                ((1, 0, 0), (1 / 3, 1 / 3, 1 / 3), "0.4907"), range=("0", "sqrt(c_L)"), has_variant=True),
     ]
     return {m.name: m for m in ms}
 
@@ -147,6 +147,12 @@ def describe(m: Measure) -> dict:
             "formula": m.formula, "aliases": list(m.aliases), "citation": m.citation}
 
 
+C_L_NOTE = ("; c_L = dialeval.measures.ordinal.od_bound(L), the supremum of NOD: 1 for L <= 4, 13/12 for L = 5, "
+            "17/15 for L = 6, reached as the gold's slivers of mass on far bins count as much as its main bin; "
+            "1 with variant='2018'")
+"""What ``c_L`` in a declared range is (the docstrings say it)."""
+
+
 def markdown_table() -> str:
     """The registry as a Markdown table (the README's table is this text; a test keeps them equal)."""
     rows = ["| measure | scale | range | symmetric | definition |", "|---|---|---|---|---|"]
@@ -189,7 +195,8 @@ float or numpy.ndarray of shape (n,)
 
 Notes
 -----
-Scale: {m.scale}. Range: [{m.range[0]}, {m.range[1]}] (L = number of bins). Direction: {m.direction}.
+Scale: {m.scale}. Range: [{m.range[0]}, {m.range[1]}] (L = number of bins{C_L_NOTE if "c_L" in m.range[1] else ""}).
+Direction: {m.direction}.
 Symmetric: {sym}.
 Reference: {m.citation}
 

@@ -25,7 +25,7 @@ from dialeval.stats._common import Seed, check_policy
 from dialeval.stats.comparison import Comparison, check_settings, compare_measures
 
 MISSING_POLICIES = ("error", "worst", "common")
-"""What a run lacking gold dialogues means: an error, a score of 1.0 (the worst), or fewer dialogues."""
+"""What a run lacking gold dialogues means: an error, the worst score (`dialeval.scoring.worst`), or fewer dialogues."""
 _SHOW_IDS = 20
 
 PathLike = str | os.PathLike
@@ -131,7 +131,7 @@ def score_runs(runs: Sequence[PathLike], gold: Source | PreparedGold, *,
                                     f"{_ids_text(s.missing_ids)}; score them as the worst (missing='worst', "
                                     "--missing worst) or compare on the dialogues all runs have ('common')",
                                     file=str(f))
-            how = "scored 1.0 (the worst)" if missing == "worst" else "left out of the comparison"
+            how = "scored as the worst value" if missing == "worst" else "left out of the comparison"
             notes.append(f"run {f.stem!r} lacks {len(s.missing_ids)} gold dialogue(s), {how}: "
                          f"{_ids_text(s.missing_ids)}")
         if s.extra_ids:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from dialeval.errors import DialevalError, describe
 from dialeval.io.detect import check_not_swapped
 from dialeval.scoring.engine import score_aligned, worst
 from dialeval.scoring.gold import PreparedGold, load_gold
@@ -40,6 +41,8 @@ def score(submission: object, gold: object, *, alpha: float = 0.5, strict: bool 
     from dialeval.scoring.engine import check_options
 
     check_options(alpha, average, rsnod_variant)
+    if not isinstance(strict, bool):
+        raise DialevalError(f"strict {describe(strict)} is not allowed; allowed are True and False")
     if all(isinstance(x, str | os.PathLike) for x in (submission, gold)):
         check_not_swapped(Path(submission), Path(gold), usage="evaluate(run, gold)")  # type: ignore[arg-type]
     g = load_gold(gold, format=gold_format, blocks=blocks)
@@ -62,8 +65,9 @@ def evaluate(submission: object, gold: object, *, alpha: float = 0.5, strict: bo
     alpha : float in [0, 1], default 0.5
         ND weight of customer turns; helpdesk turns get ``1 - alpha``.
     strict : bool, default False
-        If True, a gold item missing from the run scores the worst value of each measure (1.0 for NMD,
-        RSNOD, JSD, RNSS; 2/L for MSE); if False it is skipped and counted.
+        If True, a gold item missing from the run scores the worst value of each measure (:func:`worst`: 1.0
+        for NMD, JSD, RNSS; 2/L for MSE; sqrt(c_L) for RSNOD, 1 up to 4 levels and sqrt(13/12) on 5); if
+        False it is skipped and counted.
     rsnod_variant : {'paper', '2018'}
         'paper' (MEASURES.md, the default) or the first STC-3 script's all-bins averaging.
     average : {'dialogue', 'turn'}, optional

@@ -32,16 +32,21 @@ from dialeval.scoring.scores import Scores
 from dialeval.tasks import AVERAGES, Task
 
 
-def worst(measure: str, L: int) -> float:
-    """The largest value of a measure on L bins (its declared range's upper end).
+def worst(measure: str, L: int, variant: str = "paper") -> float:
+    """The largest value of a measure on L bins (its declared range's upper end; for the order-aware measures
+    the supremum :func:`~dialeval.measures.ordinal.od_bound`, above 1 from 5 bins on, which ``variant`` sets).
 
     Examples
     --------
-    >>> worst("nmd", 5), worst("mse", 4)
-    (1.0, 0.5)
+    >>> worst("nmd", 5), worst("mse", 4), worst("rsnod", 3), round(worst("rsnod", 5), 4)
+    (1.0, 0.5, 1.0, 1.0408)
     """
+    from dialeval.measures.ordinal import od_bound
+
     up = get_measure(measure).range[1]
-    table = {"1": 1.0, "L-1": float(L - 1), "2/L": 2.0 / L}
+    c = od_bound(L, variant) if "c_L" in up else 1.0
+    table = {"1": 1.0, "L-1": float(L - 1), "2/L": 2.0 / L, "c_L": c, "c_L (L-1)": c * (L - 1),
+             "sqrt(c_L)": float(np.sqrt(c))}
     if up not in table:
         raise DialevalError(f"measure {measure!r} declares an upper bound {up!r} that strict scoring cannot use")
     return table[up]
@@ -109,7 +114,7 @@ def score_aligned(run: AlignedRun, gold: PreparedGold, *, alpha: float = 0.5, st
                 v = meas.compute(run.probs[s], g.probs[rows], variant=rsnod_variant if meas.has_variant else "paper") \
                     if len(rows) else np.zeros(0)
                 if strict:
-                    v = np.concatenate([v, np.full(len(missing), worst(m, len(g.scale)))])
+                    v = np.concatenate([v, np.full(len(missing), worst(m, len(g.scale), rsnod_variant))])
                 items[s][m] = v
                 sums[m] = np.bincount(dlg, v, minlength=n)
             per_scale[s] = (np.bincount(dlg, minlength=n), sums)
@@ -122,14 +127,14 @@ def score_aligned(run: AlignedRun, gold: PreparedGold, *, alpha: float = 0.5, st
                 w1 = np.where(n2 == 0, 1.0, np.where(n1 == 0, 0.0, alpha))
                 col = w1 * m1 + (1.0 - w1) * m2
                 col[(n1 == 0) & (n2 == 0)] = np.nan
-                wst = max(worst(m, len(gold.items[s].scale)) for s in task.scales)
+                wst = max(worst(m, len(gold.items[s].scale), rsnod_variant) for s in task.scales)
                 cols.add(task, m, task.scales[0], how, col, wst)
                 continue
             for s in task.scales:
                 k, sums = per_scale[s]
                 with np.errstate(invalid="ignore", divide="ignore"):
                     col = np.where(k > 0, sums[m] / np.maximum(k, 1), np.nan)
-                cols.add(task, m, s, how, col, worst(m, len(gold.items[s].scale)))
+                cols.add(task, m, s, how, col, worst(m, len(gold.items[s].scale), rsnod_variant))
     if not cols.names:
         raise DialevalError("the run predicts no item the gold has; check its ids, turn positions and scale names",
                             file=run.file)
