@@ -200,3 +200,15 @@ def test_lookup_by_name_and_alias():
     with pytest.raises(DialevalError, match="allowed are nvd, rnss, jsd"):
         measures.get("ndcg")
     assert measures.names("nominal") == ["nvd", "rnss", "jsd", "mse"]
+
+
+@pytest.mark.parametrize("pred,message", [
+    ([[1, 0], [1]], "pred: rows of different lengths"),
+    (["0.5", "0.5"], "pred: expected numbers, received an array of <U3"),
+    ([True, False], "pred: expected numbers, received an array of bool"),
+    ([2**2000, 1], "pred: expected numbers"),
+])
+def test_values_that_are_not_numbers_are_refused_as_the_run_files_refuse_them(pred, message):
+    gold = [[1, 0], [0, 1]] if isinstance(pred[0], list) else [1, 0]
+    with pytest.raises(DialevalError, match=message):
+        measures.nmd(pred, gold)

@@ -172,3 +172,27 @@ def test_prepared_gold_subset_and_corpus(tiny_gold):
 def test_options_are_checked(tiny_gold, kwargs, message):
     with pytest.raises(DialevalError, match=message):
         dialeval.evaluate(perfect_run(tiny_gold), tiny_gold, **kwargs)
+
+
+def test_a_gold_built_in_python_needs_unique_string_ids():
+    """A reader refuses a repeated id; a Corpus built in Python is checked when it becomes a gold: a repeated id
+    merged two dialogues (a run matching one scored perfectly), and int ids never matched a run's."""
+    from dialeval import Corpus, Dialogue, Scale, Turn
+
+    sc = {"breakdown": Scale("breakdown", ("O", "T", "X"), "ordinal", level="turn", sender="system")}
+
+    def corpus(*ids):
+        return Corpus([Dialogue(i, [Turn("system", ["yo"], labels={"breakdown": ["X", "O"]})]) for i in ids],
+                      scales=sc)
+
+    with pytest.raises(DialevalError, match="dialogue a: duplicate dialogue id"):
+        dialeval.load_gold(corpus("a", "a", "b"))
+    with pytest.raises(DialevalError, match="dialogue 0's id 5 is not allowed; allowed are non-empty strings"):
+        dialeval.load_gold(corpus(5, 6))
+    assert dialeval.load_gold(corpus("a", "b")).ids == ["a", "b"]
+
+
+@pytest.mark.parametrize("strict", ["yes", None, 1])
+def test_strict_is_a_bool(tiny_gold, strict):
+    with pytest.raises(DialevalError, match=r"strict .* is not allowed; allowed are True and False"):
+        dialeval.evaluate(perfect_run(tiny_gold), tiny_gold, strict=strict)

@@ -70,3 +70,13 @@ def test_matrix_validation(bad, match):
 def test_t_validation():
     with pytest.raises(DialevalError, match="x has 3 values and y 2"):
         paired_t_test([1, 2, 3], [1, 2])
+
+
+def test_differences_equal_up_to_rounding_are_constant():
+    """.7 - .6, .3 - .2 and .2 - .1 differ in their last bits only: t is undefined (NaN, or the error), as anova2
+    says of the same data, not 8.8e15."""
+    r = paired_t_test([.7, .3, .2], [.6, .2, .1])
+    assert math.isnan(r.statistic) and math.isnan(r.pvalue) and r.ci.low == r.ci.high == r.mean_diff
+    with pytest.raises(DialevalError, match="all 3 differences equal"):
+        paired_t_test([.7, .3, .2], [.6, .2, .1], on_constant="raise")
+    assert math.isnan(anova2([[.7, .6], [.3, .2], [.2, .1]]).pvalue)

@@ -106,3 +106,16 @@ def test_same_seed_same_comparison(runs_matrix):
         return compare_measures({"m1": runs_matrix, "m2": runs_matrix**2}, RUNS, B=300, seed=6).to_dict()
 
     assert run() == run()
+
+
+@pytest.mark.parametrize("direction", ["False", None, 1, 0.0])
+def test_a_direction_that_is_not_a_bool_is_refused(direction):
+    """bool("False") is True: such a value would have ranked the runs the wrong way round, silently."""
+    from dialeval.stats import compare_runs_matrix
+
+    X = np.random.default_rng(0).random((10, 3))
+    with pytest.raises(DialevalError, match=r"lower_is_better = .* is not allowed; allowed are True"):
+        compare_runs_matrix(X, ["a", "b", "c"], lower_is_better=direction, B=100)
+    with pytest.raises(DialevalError, match=r"lower_is_better\['1'\] = .* is not allowed"):
+        compare_measures({1: X}, ["a", "b", "c"], lower_is_better={1: direction}, B=100)
+    assert compare_measures({1: X}, ["a", "b", "c"], lower_is_better={1: np.True_}, B=100)  # keys as str(key)

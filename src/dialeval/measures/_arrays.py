@@ -17,9 +17,16 @@ def check_distributions(values: object, what: str) -> np.ndarray:
     Each row must be finite, non-negative and not all zero; it is divided by its sum.
     """
     try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise DialevalError(f"{what}: expected numbers, received {type(values).__name__}") from None
+        raw = np.asarray(values)
+    except ValueError:  # ragged: rows of different lengths
+        raise DialevalError(f"{what}: rows of different lengths; every distribution needs the same bins") from None
+    if raw.dtype.kind not in "iuf":  # text ("0.5"), bools, objects: what the run files refuse as numbers too
+        raise DialevalError(f"{what}: expected numbers, received "
+                            + (f"an array of {raw.dtype}" if raw.dtype.kind != "O" else type(values).__name__))
+    try:
+        arr = raw.astype(float)
+    except OverflowError:
+        raise DialevalError(f"{what}: a value is too large for a float; allowed are finite numbers >= 0") from None
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:
@@ -47,9 +54,9 @@ def check_distributions(values: object, what: str) -> np.ndarray:
 
 def check_pair(pred: object, gold: object) -> tuple[np.ndarray, np.ndarray, bool]:
     """Check and normalise a (pred, gold) pair; also say whether the input was a single distribution."""
-    single = np.ndim(pred) == 1 and np.ndim(gold) == 1
     p = check_distributions(pred, "pred")
     q = check_distributions(gold, "gold")
+    single = np.ndim(pred) == 1 and np.ndim(gold) == 1  # after the checks: np.ndim of a ragged list raises
     if p.shape != q.shape:
         raise DialevalError(f"pred has shape {p.shape if not single else p.shape[1:]} and gold "
                             f"{q.shape if not single else q.shape[1:]}; they must have the same shape "

@@ -112,11 +112,26 @@ def load_gold(source: object, *, format: str | None = None, blocks: bool = False
         from dialeval.io import stc3
 
         return PreparedGold(Stc3Layout(build_gold(stc3.to_records(source))))
+    _check_ids(source)
     corpus = merge_blocks(source) if blocks else source
     dists = gold_distributions(corpus)
     if not dists:
         raise DialevalError("the gold corpus has no labels to score against (is it a test file?)", file=corpus.source)
     return PreparedGold(ItemLayout(dists, corpus.source))
+
+
+def _check_ids(corpus: Corpus) -> None:
+    """A gold's dialogue ids are strings, each once (a corpus built in Python is not checked by a reader: a
+    repeated id merged two dialogues' items, and int ids never matched a run's)."""
+    seen: set[str] = set()
+    for i, d in enumerate(corpus.dialogues):
+        if not isinstance(d.id, str) or not d.id:
+            raise DialevalError(f"dialogue {i}'s id {describe(d.id)} is not allowed; allowed are non-empty strings",
+                                file=corpus.source)
+        if d.id in seen:
+            raise DialevalError("duplicate dialogue id: a gold holds each dialogue once", file=corpus.source,
+                                dialogue=d.id)
+        seen.add(d.id)
 
 
 def gold_format(source: object, format: str | None = None, *, choose: str | None = None) -> str:

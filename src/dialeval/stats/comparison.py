@@ -271,12 +271,13 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
     n, m = next(iter(shapes))
     names = _check_runs(runs, m)
     if isinstance(lower_is_better, Mapping):
-        missing = [k for k in arrays if k not in lower_is_better]
+        given = {str(k): v for k, v in lower_is_better.items()}  # keyed as the matrices are (str of their keys)
+        missing = [k for k in arrays if k not in given]
         if missing:
             raise DialevalError("lower_is_better gives no direction for " + ", ".join(missing))
-        lower = {k: bool(lower_is_better[k]) for k in arrays}
+        lower = {k: _direction(given[k], f"lower_is_better[{k!r}]") for k in arrays}
     else:
-        lower = dict.fromkeys(arrays, bool(lower_is_better))
+        lower = dict.fromkeys(arrays, _direction(lower_is_better, "lower_is_better"))
     B, key, alpha, level = check_settings(B, seed, alpha, level)
     k = len(arrays)
     with _progress.bar(f"Tukey HSD ({k} measure(s), {m} runs, B={B})", k * B,
@@ -307,6 +308,14 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
                 "groups": GROUPS, "agreement": "Kendall's tau-b between run means; interval: " + RANK_AGREEMENT_CI,
                 "dialeval_version": _version()}
     return Comparison(names, n, measures, tuple(agreement), settings, tuple(notes))
+
+
+def _direction(value: object, what: str) -> bool:
+    """A direction given as a bool (numpy's too); "False" or None would have been read as bool("False") = True."""
+    if not isinstance(value, bool | np.bool_):
+        raise DialevalError(f"{what} = {describe(value)} is not allowed; allowed are True (lower is better) and "
+                            "False (higher is better)")
+    return bool(value)
 
 
 def compare_runs_matrix(X: object, runs: Sequence[str], *, name: str = "score", lower_is_better: bool = True,

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 from dialeval.errors import DialevalError
-from dialeval.stats._common import Interval, as_vector, check_level, check_policy
+from dialeval.stats._common import Interval, as_vector, check_level, check_policy, tie_tolerance
 
 CONSTANT_POLICIES = ("nan", "raise")
 
@@ -53,8 +53,9 @@ def paired_t_test(x: object, y: object, *, level: float = 0.95,
     x, y : sequences of float, same length n >= 2
     level : float in (0, 1), default 0.95
     on_constant : {'nan', 'raise'}, default 'nan'
-        When every difference is the same (``s_d = 0``) t is undefined: NaN t and p (the interval is the
-        point ``d.``), or raise :class:`~dialeval.DialevalError`.
+        When every difference is the same (``s_d = 0``, up to the rounding of ``x - y``: ``[.7, .3, .2]`` against
+        ``[.6, .2, .1]``) t is undefined: NaN t and p (the interval is the point ``d.``), or raise
+        :class:`~dialeval.DialevalError`.
 
     Examples
     --------
@@ -78,7 +79,7 @@ def paired_t_test(x: object, y: object, *, level: float = 0.95,
     sd = float(d.std(ddof=1))
     df = n - 1
     method = "t interval"
-    if not sd > 0:
+    if not sd > tie_tolerance(np.concatenate([a, b])):  # equal differences, up to the rounding of x - y
         if on_constant == "raise":
             raise DialevalError(f"all {n} differences equal {mean!r}; the paired t statistic is undefined")
         nan = float("nan")
