@@ -8,6 +8,7 @@ optionally, to which sender's turns (STC-3 customers and helpdesk agents have di
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -41,6 +42,18 @@ class Scale:
     of every item is the same person's (STC-3: its 19 annotators). False: who labelled may differ by item."""
 
     def __post_init__(self) -> None:
+        levels = self.levels
+        if isinstance(levels, str) or not isinstance(levels, tuple | list) \
+                or not all(isinstance(lv, str) for lv in levels):
+            raise DialevalError(f"scale {self.name!r}: levels {describe(levels)} are not allowed; allowed is a "
+                                "tuple of labels (strings), e.g. ('O', 'T', 'X')")
+        object.__setattr__(self, "levels", tuple(levels))
+        if self.values is not None:
+            if not isinstance(self.values, tuple | list) or not all(
+                    isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in self.values):
+                raise DialevalError(f"scale {self.name!r}: values {describe(self.values)} are not allowed; allowed "
+                                    "is one finite number per level")
+            object.__setattr__(self, "values", tuple(self.values))
         if self.kind not in ("ordinal", "nominal"):
             raise DialevalError(f"scale {self.name!r}: kind {describe(self.kind)} is not allowed; "
                                 "allowed are 'ordinal', 'nominal'")
@@ -116,6 +129,11 @@ class Dialogue:
     annotators: list[str] | None = None
     meta: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.turns, list) or not all(isinstance(t, Turn) for t in self.turns):
+            raise DialevalError(f"dialogue {describe(self.id)}: turns {describe(self.turns)} are not allowed; "
+                                "allowed is a list of Turn")
+
 
 @dataclass
 class Corpus:
@@ -130,6 +148,14 @@ class Corpus:
     source: str | None = None
     language: str | None = None
     meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.dialogues, list) or not all(isinstance(d, Dialogue) for d in self.dialogues):
+            raise DialevalError(f"dialogues {describe(self.dialogues)} are not allowed; allowed is a list of "
+                                "Dialogue", file=self.source)
+        if not isinstance(self.scales, dict) or not all(isinstance(v, Scale) for v in self.scales.values()):
+            raise DialevalError(f"scales {describe(self.scales)} are not allowed; allowed is a dict of scale name "
+                                "-> Scale", file=self.source)
 
     def __len__(self) -> int:
         return len(self.dialogues)
