@@ -300,6 +300,21 @@ def test_dbdc3_round_trip_loses_nothing(shared_data, tmp_path, folder):
             assert a.annotators == b.annotators
             n_labels += len(a.labels.get("breakdown", []))
     assert n_labels == report.labels == 30 * len(src) * 10
+    # ... and back to DBDC: the original ids (from <source_id>), texts, labels, annotators and metadata fields
+    from dialeval.io.dbdc_writer import write_dbdc
+
+    report = write_dbdc(back, tmp_path / "d")
+    assert report.restored_ids == {e.id: s for s, e in by_source.items() if s != e.id}  # TKTK: tt_00001 -> tt_001
+    assert not report.dropped
+    again = read_corpus(tmp_path / "d")
+    assert again.ids() == src.ids()
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == sorted(d.meta["file"] for d in src)
+    for d, e in zip(src, again, strict=True):
+        assert (d.meta.get("speaker-id") or None) == (e.meta.get("speaker-id") or None)
+        for a, b in zip(d.turns, e.turns, strict=True):
+            assert (a.sender, a.utterances, a.labels, a.annotators) == (b.sender, b.utterances, b.labels, b.annotators)
+            for key in ("time", "annotation-id", "annotation_extra"):
+                assert (a.meta.get(key) or None) == (b.meta.get(key) or None)
 
 
 def test_writer_refuses_a_lone_surrogate_in_one_line(tmp_path):

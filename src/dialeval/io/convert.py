@@ -9,7 +9,7 @@ from dialeval.errors import DialevalError
 from dialeval.io import stc3
 from dialeval.io.formats import get as get_format
 from dialeval.io.formats import writable
-from dialeval.io.writers import WriteReport, map_senders
+from dialeval.io.writers import WriteReport, map_senders, restore_source_ids
 
 
 def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, str] | None = None,
@@ -17,17 +17,19 @@ def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, st
     """Write a corpus as STC-3 JSON: senders customer/helpdesk, turns merged into utterance blocks.
 
     ``sender_map`` renames senders (e.g. ``{"user": "customer", "system": "helpdesk"}``). Labels other than
-    STC-3's (A, S, E quality and nugget types) are an error unless ``drop_labels``.
+    STC-3's (A, S, E quality and nugget types) are an error unless ``drop_labels``. A WOCHAT dialogue that keeps
+    its original id in ``<source_id>`` is written under that id (:func:`dialeval.io.writers.restore_source_ids`).
     """
     corpus, report = map_senders(corpus, sender_map, set(stc3.SENDERS).__contains__,
                                  "STC-3 senders are customer and helpdesk", "user=customer,system=helpdesk")
+    corpus = restore_source_ids(corpus, report)
     report.files = [str(path)]
     ok = set(stc3.stc3_scales())
     other = [n for n in corpus.scales if n not in ok and _labelled(corpus, n)]
     if other and not drop_labels:
         raise DialevalError("cannot write as STC-3 JSON, which holds quality A/S/E and nugget types only: the corpus "
-                            "has labels on " + ", ".join(other) + "; pass drop_labels=True (--drop-labels) to write "
-                            "it without them", file=corpus.source)
+                            "has labels on " + ", ".join(other) + "; to write it without them, --drop-labels (in "
+                            "Python drop_labels=True)", file=corpus.source)
     if other:
         report.dropped.append("labels of scale(s) " + ", ".join(other))
     keep = [n for n in corpus.scales if n in ok]

@@ -6,22 +6,38 @@ Senders must be ``user``/``system`` (speaker ``U``/``S``); the only labels DBDC 
 (read from WOCHAT XML, or DBDC written to WOCHAT) has them written back as breakdown labels, VALID, ACCEPTABLE,
 INVALID -> O, T, X (the inverse of the WOCHAT writer's known map; the report says so). Other labels are an
 error unless ``drop_labels``.
+
+A WOCHAT dialogue that keeps its original id in ``<source_id>`` is written under that id, and the DBDC fields
+the WOCHAT writer keeps as tags (``speaker-id``, ``group-id``; a turn's ``time``, ``annotation-id``; an
+annotation's ``comment``, ``ungrammatical-sentence``) are written back as fields: DBDC -> WOCHAT -> DBDC gives the
+original logs. WOCHAT metadata DBDC has no field for (declared names, timestamps, other kept tags) is listed in
+the report as dropped.
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from dialeval.corpus import Corpus
+from dialeval.corpus import Corpus, Dialogue
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import file_stem
 from dialeval.io.dbdc import BREAKDOWN, SPEAKERS, breakdown_scale
 from dialeval.io.jsonarray import json_text
 from dialeval.io.wochat import VALIDITY
 from dialeval.io.wochat_writer import known_maps
-from dialeval.io.writers import WriteReport, map_senders, write_folder
+from dialeval.io.writers import (
+    DBDC_ANNOTATION_FIELDS,
+    DBDC_DIALOGUE_FIELDS,
+    DBDC_TURN_FIELDS,
+    WriteReport,
+    dbdc_fields,
+    map_senders,
+    restore_source_ids,
+    write_folder,
+)
 
 _SPEAKER_OF = {v: k for k, v in SPEAKERS.items()}
 
@@ -42,6 +58,26 @@ def _validity_as_breakdown(corpus: Corpus, report: WriteReport) -> Corpus:
     report.mapping, report.mapped_scale = mapping, VALIDITY
     scales = {n: s for n, s in corpus.scales.items() if n != VALIDITY} | {BREAKDOWN: breakdown_scale()}
     return replace(corpus, dialogues=dialogues, scales=scales)
+
+
+def _lost_wochat(d: Dialogue, lost: Counter) -> None:
+    """Count the WOCHAT metadata of ``d`` that DBDC logs have no field for: declared names, the timestamp and
+    kept tags other than the DBDC fields the WOCHAT writer keeps as tags."""
+    if any((d.meta.get("names") or {}).values()):
+        lost["declared speaker names (<system_name>, <user_name>...)"] += 1
+    if d.meta.get("timestamp"):
+        lost["<timestamp> of a dialogue"] += 1
+
+    def count(tags: list[dict] | None, fields: tuple[str, ...], where: str) -> None:
+        for t in tags or []:
+            if t.get("tag") not in fields or "xml" in t or t.get("attrib"):
+                lost[f"<{t.get('tag')}> of {where}"] += 1
+
+    count(d.meta.get("tags"), DBDC_DIALOGUE_FIELDS, "a dialogue")
+    for t in d.turns:
+        count(t.meta.get("tags"), DBDC_TURN_FIELDS, "a turn")
+        for tags in t.meta.get("annotator_tags") or []:
+            count(tags, DBDC_ANNOTATION_FIELDS, "an annotator")
 
 
 def _labelled_scales(corpus: Corpus) -> list[str]:
@@ -79,6 +115,7 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
                             "path, not a file name", file=str(path))
     corpus, report = map_senders(corpus, sender_map, _SPEAKER_OF.__contains__,
                                  "DBDC speakers are user (U) and system (S)", "customer=user,helpdesk=system")
+    corpus = restore_source_ids(corpus, report)
     labelled = _labelled_scales(corpus)
     if BREAKDOWN not in labelled and VALIDITY in labelled:
         corpus = _validity_as_breakdown(corpus, report)
@@ -86,28 +123,40 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
     other = [n for n in labelled if n != BREAKDOWN]
     if other and not drop_labels:
         raise DialevalError("cannot write as DBDC logs, which hold breakdown labels (O, T, X) only: the corpus has "
-                            "labels on " + ", ".join(other) + "; pass drop_labels=True (--drop-labels) to write it "
-                            "without them",
+                            "labels on " + ", ".join(other) + "; to write it without them, --drop-labels (in Python "
+                            "drop_labels=True)",
                             file=corpus.source)
     if other:
         report.dropped.append("labels of scale(s) " + ", ".join(other))
     files, used = [], set()
+    lost = Counter()
     for d in corpus:
         turns = []
+        if corpus.format == "wochat":
+            _lost_wochat(d, lost)
         for i, t in enumerate(d.turns):
             labs = t.labels.get(BREAKDOWN) or []
             ids = (t.annotators or [str(a + 1) for a in range(len(labs))]) if labs else []
-            anns = [{"annotator-id": str(a), "breakdown": lab} for a, lab in zip(ids, labs, strict=True)
-                    if lab is not None]
+            extra = t.meta.get("annotation_extra") or []
+            ann_tags = t.meta.get("annotator_tags") or []
+            anns = []
+            for a, (aid, lab) in enumerate(zip(ids, labs, strict=True)):
+                if lab is not None:
+                    fields = dbdc_fields(extra[a] if a < len(extra) and isinstance(extra[a], dict) else {},
+                                         ann_tags[a] if a < len(ann_tags) else [], DBDC_ANNOTATION_FIELDS)
+                    anns.append({"annotator-id": str(aid), "breakdown": lab} | fields)
             report.labels += len(anns)
-            turns.append({"turn-index": i, "speaker": _SPEAKER_OF[t.sender], "utterance": t.text,
-                          "annotations": anns})
+            turns.append({"turn-index": i, "speaker": _SPEAKER_OF[t.sender], "utterance": t.text}
+                         | dbdc_fields(t.meta, t.meta.get("tags"), DBDC_TURN_FIELDS) | {"annotations": anns})
             report.turns += 1
         name = file_stem(d.id) + ".log.json"
         if name in used:
             raise DialevalError("two dialogue ids give the same file name", file=corpus.source, dialogue=d.id)
         used.add(name)
-        files.append((name, json_text({"dialogue-id": d.id, "turns": turns}).encode()))
+        files.append((name, json_text({"dialogue-id": d.id} | dbdc_fields(d.meta, d.meta.get("tags"),
+                                                                           DBDC_DIALOGUE_FIELDS)
+                                      | {"turns": turns}).encode()))
         report.dialogues += 1
+    report.dropped.extend(f"WOCHAT {what} ({n} time(s))" for what, n in lost.items())
     report.files = write_folder(Path(path), files)
     return report

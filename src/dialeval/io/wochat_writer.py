@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 from defusedxml.ElementTree import fromstring as safe_fromstring
@@ -29,7 +30,16 @@ from dialeval.io.wochat import (
     name_pattern,
     role_of,
 )
-from dialeval.io.writers import WriteReport, map_senders, write_folder
+from dialeval.io.writers import (
+    DBDC_ANNOTATION_FIELDS,
+    DBDC_DERIVED,
+    DBDC_DIALOGUE_FIELDS,
+    DBDC_TURN_FIELDS,
+    WriteReport,
+    carried_value,
+    map_senders,
+    write_folder,
+)
 
 ID_POLICIES = ("renumber", "strict")
 _SPEAKER = re.compile(rf"^({ROLES})$")
@@ -93,14 +103,26 @@ def _plan_scales(corpus: Corpus, scale: str | None, label_map: dict[str, str] | 
     other = [n for n in corpus.scales if n not in kept and _has_labels(corpus, n)]
     if other:
         if not drop_labels:
+            turn_scales = [n for n in other if corpus.scales[n].level == "turn" and n.upper() not in OPTIONAL_TAGS]
+            keep = ""
+            if src is None and turn_scales:
+                s = corpus.scales[turn_scales[0]]
+                keep = ("; --scale and --map (in Python scale= and label_map=) keep the labels of one turn scale as "
+                        f"VALID/ACCEPTABLE/INVALID, e.g. --scale {_shell(s.name)} --map 'LEVEL=VALID,LEVEL=ACCEPTABLE,"
+                        "LEVEL=INVALID' with each of its levels " + ", ".join(s.levels))
             raise DialevalError("cannot write as WOCHAT XML, which holds per-turn VALID/ACCEPTABLE/INVALID and "
                                 "the optional yes/no tags only: the corpus has labels on " + ", ".join(other)
-                                + "; pass drop_labels=True (--drop-labels) to write it without them",
-                                file=corpus.source)
+                                + keep + "; --drop-labels (in Python drop_labels=True) writes it without the labels "
+                                "WOCHAT cannot hold (listed as dropped)", file=corpus.source)
         report.dropped.append("labels of scale(s) " + ", ".join(other))
     if src is not None:
         report.mapped_scale, report.mapping = src
     return src, binary
+
+
+def _shell(word: str) -> str:
+    """A scale name as it would be typed on a command line."""
+    return word if re.fullmatch(r"[\w.,:=+-]+", word) else "'" + word.replace("'", "'\\''") + "'"
 
 
 def _wochat_id(did: str, used: set[str], ids: str, file: str | None) -> str:
@@ -148,8 +170,33 @@ def _add_tags(parent: ET.Element, tags: list[dict]) -> None:
             ET.SubElement(parent, t["tag"], t.get("attrib", {})).text = t.get("text") or None
 
 
+def _dbdc_tags(meta: dict, fields: tuple[str, ...], kept: list[dict], lost: Counter, where: str) -> list[dict]:
+    """A DBDC corpus's metadata ``fields`` (speaker-id, a turn's time, an annotation's comment...) as kept tags of
+    the same name, which the DBDC writer reads back (:func:`dialeval.io.writers.dbdc_fields`); empty ones left
+    out, a value that is no string or number counted in ``lost``."""
+    have = {t.get("tag") for t in kept}
+    out = []
+    for k in fields:
+        if k in have or k not in meta:
+            continue
+        text = carried_value(meta[k])
+        if text is None:
+            lost[f"DBDC {where} field {k!r} (not a string or a number)"] += 1
+        elif text:
+            out.append({"tag": k, "text": text})
+    return out
+
+
+def _uncarried(meta: dict, carried: tuple[str, ...], lost: Counter, where: str) -> None:
+    """Count a DBDC corpus's other non-empty metadata fields, which WOCHAT XML has no place for."""
+    for k, v in meta.items():
+        if k not in carried and k not in DBDC_DERIVED and k not in ("tags", "annotator_tags") and v not in ("", None):
+            lost[f"DBDC {where} field {k!r}"] += 1
+
+
 def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binary: list[str], report: WriteReport,
-                      file: str | None) -> ET.Element:
+                      file: str | None, dbdc: bool = False, lost: Counter | None = None) -> ET.Element:
+    lost = Counter() if lost is None else lost
     roles = {role_of(t.sender) for t in d.turns} | set(d.meta.get("names") or {})
     for r in sorted(roles):  # each checked before _role_order reads it
         if not _SPEAKER.match(r):
@@ -165,13 +212,19 @@ def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binar
             ET.SubElement(el, key).text = str(d.meta[key])
     if wid != d.id:
         ET.SubElement(el, "source_id").text = d.id
-    _add_tags(el, d.meta.get("tags", []))
+    kept = d.meta.get("tags", [])
+    if dbdc:
+        _uncarried(d.meta, DBDC_DIALOGUE_FIELDS, lost, "dialogue")
+        kept = _dbdc_tags(d.meta, DBDC_DIALOGUE_FIELDS, kept, lost, "dialogue") + kept
+    _add_tags(el, kept)
     patterns = {r: name_pattern(n) for r, n in names.items() if n}
     src_name, mapping = src if src else (None, {})
     for pos, t in enumerate(d.turns):
         te = ET.SubElement(el, "turn", {"id": str(t.meta.get("id", pos + 1))})
         ET.SubElement(te, "speaker").text = role_of(t.sender)
         text = "\n".join(t.utterances)
+        if len(t.utterances) > 1:
+            lost["_joined"] += 1
         for r, pat in patterns.items():
             text, n = pat.subn(f"{r}_NAME", text)
             report.replaced_names += n
@@ -180,13 +233,18 @@ def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binar
                                 "carry", file=file,
                                 dialogue=d.id, field=f"turns[{pos}]")
         ET.SubElement(te, "utterance").text = text
-        _add_tags(te, t.meta.get("tags", []))
+        kept = t.meta.get("tags", [])
+        if dbdc:
+            _uncarried(t.meta, DBDC_TURN_FIELDS, lost, "turn")
+            kept = _dbdc_tags(t.meta, DBDC_TURN_FIELDS, kept, lost, "turn") + kept
+        _add_tags(te, kept)
         report.turns += 1
         if src_name is None or src_name not in t.labels:
             continue
         labs = t.labels[src_name]
         ids = t.annotators or [str(a + 1) for a in range(len(labs))]
         ann_tags = t.meta.get("annotator_tags") or [[] for _ in labs]
+        extra = t.meta.get("annotation_extra") if dbdc else None
         for a, (aid, lab) in enumerate(zip(ids, labs, strict=True)):
             if lab is None:
                 continue
@@ -195,7 +253,10 @@ def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binar
             for tag in binary:
                 if (t.labels.get(tag.lower()) or [None] * len(labs))[a] == "yes":
                     ET.SubElement(ae, tag)
-            _add_tags(ae, ann_tags[a] if a < len(ann_tags) else [])
+            kept = ann_tags[a] if a < len(ann_tags) else []
+            if extra and a < len(extra) and isinstance(extra[a], dict):
+                kept = _dbdc_tags(extra[a], DBDC_ANNOTATION_FIELDS, kept, lost, "annotation") + kept
+            _add_tags(ae, kept)
             report.labels += 1
     return el
 
@@ -203,6 +264,11 @@ def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binar
 def _serialise(el: ET.Element, comment: str, file: str | None, dialogue: str | None = None) -> bytes:
     ET.indent(el, space="  ")
     body = ET.tostring(el, encoding="unicode", short_empty_elements=True).replace(" />", "/>")
+    # A parser reads a raw CR (alone or before LF) as LF (XML 1.0 §2.11): an utterance's or a name's "\r\n"
+    # would come back as "\n". ElementTree writes CR in attribute values as &#13; but leaves it raw in text; the
+    # serialised tree has a raw CR nowhere else (tag names cannot hold one, the indentation is LF and spaces),
+    # so every CR left is one of a text's and becomes the reference the parser reads back as CR.
+    body = body.replace("\r", "&#13;")
     # a source path's control characters and undecodable bytes escaped; "--" may not appear in an XML comment
     comment = re.sub("-(?=-)", "- ", quote(comment, limit=len(comment)))
     found = _CTRL.search(body)
@@ -263,6 +329,7 @@ def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None =
     what = what.replace("--", "- -")
     used: set[str] = set()
     elems = []
+    lost: Counter = Counter()
     for d in corpus.dialogues:
         wid = _wochat_id(d.id, used, ids, corpus.source)
         if wid in used:
@@ -270,8 +337,13 @@ def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None =
         used.add(wid)
         if wid != d.id:
             report.renamed_ids[d.id] = wid
-        elems.append((wid, _dialogue_element(d, wid, src, binary, report, corpus.source)))
+        elems.append((wid, _dialogue_element(d, wid, src, binary, report, corpus.source, corpus.format == "dbdc",
+                                             lost)))
         report.dialogues += 1
+    joined = lost.pop("_joined", 0)
+    if joined:
+        report.notes.append(f"{joined} turn(s) of several utterances written as one utterance, joined by line breaks")
+    report.dropped.extend(f"{what_} ({n} time(s))" for what_, n in lost.items())
     out = Path(path)
     if out.suffix.lower() == ".xml":
         if len(elems) == 1:

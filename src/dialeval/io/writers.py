@@ -1,5 +1,6 @@
 """What the corpus writers share: the report of what a writer did, the sender map every writer applies first,
-and the all-or-nothing write of a folder of files."""
+the original ids a WOCHAT conversion kept in ``<source_id>`` (restored by every other writer), the DBDC fields
+carried through WOCHAT's kept tags, and the all-or-nothing write of a folder of files."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from dialeval.corpus import Corpus, rename_senders
+from dialeval.corpus import Corpus, Dialogue, rename_senders
 from dialeval.errors import DialevalError, quote
 from dialeval.io.wochat import ID_RULE
 
@@ -27,6 +28,8 @@ class WriteReport:
     senders: dict[str, str] = field(default_factory=dict)
     """The sender map applied (``--senders``)."""
     renamed_ids: dict[str, str] = field(default_factory=dict)
+    restored_ids: dict[str, str] = field(default_factory=dict)
+    """WOCHAT id -> the original id kept in its ``<source_id>``, written instead (:func:`restore_source_ids`)."""
     replaced_names: int = 0
     dropped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -44,6 +47,10 @@ class WriteReport:
             ex = ", ".join(f"{quote(a)} -> {quote(b)}" for a, b in list(self.renamed_ids.items())[:3])
             out.append(f"{len(self.renamed_ids)} dialogue id(s) renamed to fit the WOCHAT pattern ({ID_RULE}); "
                        f"the original id is kept in <source_id>: {ex}" + (", ..." if len(self.renamed_ids) > 3 else ""))
+        if self.restored_ids:
+            ex = ", ".join(f"{quote(a)} -> {quote(b)}" for a, b in list(self.restored_ids.items())[:3])
+            out.append(f"{len(self.restored_ids)} dialogue id(s) written as the original id kept in the WOCHAT "
+                       f"<source_id>: {ex}" + (", ..." if len(self.restored_ids) > 3 else ""))
         if self.replaced_names:
             out.append(f"{self.replaced_names} occurrence(s) of declared speaker names replaced by their tag "
                        "(SYSTEM_NAME, USER_NAME...) as the guidelines require")
@@ -64,6 +71,65 @@ def map_senders(corpus: Corpus, sender_map: dict[str, str] | None, allowed: Call
         raise DialevalError(f"{speakers}; the corpus has {', '.join(bad)}: give a sender map (--senders {example})",
                             file=corpus.source)
     return corpus, report
+
+
+DBDC_DIALOGUE_FIELDS = ("speaker-id", "group-id")
+DBDC_TURN_FIELDS = ("time", "annotation-id")
+DBDC_ANNOTATION_FIELDS = ("ungrammatical-sentence", "comment")
+"""The metadata fields of a DBDC log, its turns and its annotations that go through WOCHAT XML as kept tags of
+the same name (``<speaker-id>`` in the dialogue, ``<time>`` in a turn, ``<comment>`` in an annotator) and back."""
+DBDC_DERIVED = ("set", "system", "file", "turn-index", "annotation_extra")
+"""What :func:`dialeval.io.dbdc.read_dbdc` adds to the metadata itself (not fields of the file)."""
+
+
+def carried_value(value: object) -> str | None:
+    """A metadata value as the text of a WOCHAT tag: a string or a number (None for anything else)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def dbdc_fields(meta: dict, tags: list[dict] | None, fields: tuple[str, ...]) -> dict:
+    """The DBDC ``fields`` of a dialogue, turn or annotation: from its metadata (a corpus read as DBDC) or from
+    the WOCHAT kept tags of those names (a DBDC corpus written as WOCHAT and read back), in that order."""
+    out = {k: meta[k] for k in fields if k in meta}
+    for t in tags or []:
+        if t.get("tag") in fields and t["tag"] not in out and "xml" not in t and not t.get("attrib"):
+            out[t["tag"]] = t.get("text") or ""
+    return out
+
+
+def restore_source_ids(corpus: Corpus, report: WriteReport) -> Corpus:
+    """Every writer but WOCHAT's: a WOCHAT dialogue that keeps the id it had before a conversion in
+    ``<source_id>`` (``dialogue.meta["source_id"]``, see :func:`dialeval.io.wochat_writer.write_wochat`) gets that
+    id back, so that DBDC -> WOCHAT -> DBDC gives the original ids; recorded in ``report.restored_ids``. Only a
+    corpus read as WOCHAT is looked at (another format's ``source_id`` field is its own data).
+
+    Raises
+    ------
+    DialevalError
+        Two dialogues that would be written under one id, naming both.
+    """
+    if corpus.format != "wochat":
+        return corpus
+    dialogues: list[Dialogue] = []
+    wochat_id: dict[str, str] = {}  # id written -> the WOCHAT id of the dialogue that has it
+    for d in corpus.dialogues:
+        src = d.meta.get("source_id")
+        new = src if isinstance(src, str) and src else d.id
+        if new in wochat_id:
+            raise DialevalError(f"dialogue id '{quote(new)}' would be written twice: the WOCHAT dialogues "
+                                f"'{quote(wochat_id[new])}' and '{quote(d.id)}' both have it once the original ids "
+                                "kept in <source_id> are restored; edit one <source_id> (or remove it to keep the "
+                                "WOCHAT id)", file=corpus.source, dialogue=d.id, field="source_id")
+        wochat_id[new] = d.id
+        if new != d.id:
+            report.restored_ids[d.id] = new
+            d = replace(d, id=new)
+        dialogues.append(d)
+    return replace(corpus, dialogues=dialogues)
 
 
 def write_folder(folder: Path, files: list[tuple[str, bytes]], *, one_file: str | None = None) -> list[str]:

@@ -1,0 +1,202 @@
+"""Round trips through WOCHAT XML: the original ids kept in <source_id> come back in every other format, a CR
+inside a text survives XML's line-end normalisation, DBDC's metadata fields travel as WOCHAT kept tags (and what
+cannot travel is listed as dropped), and the "labels WOCHAT cannot hold" error names the CLI options and the
+Python arguments. Inputs are hand-made; the expected values are written out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dialeval.cli.main import run
+from dialeval.corpus import Corpus, Dialogue, Turn
+from dialeval.errors import DialevalError
+from dialeval.io.convert import to_stc3
+from dialeval.io.dbdc import read_dbdc
+from dialeval.io.dbdc_writer import write_dbdc
+from dialeval.io.stc3 import read_stc3
+from dialeval.io.wochat import read_wochat
+from dialeval.io.wochat_writer import write_wochat
+
+
+def _log(did: str, system: str = "hello", **top) -> dict:
+    return {"dialogue-id": did, **top, "turns": [
+        {"turn-index": 0, "speaker": "U", "utterance": "hi", "annotations": []},
+        {"turn-index": 1, "speaker": "S", "utterance": system, "annotations": [
+            {"annotator-id": "a1", "breakdown": "O"}, {"annotator-id": "a2", "breakdown": "X"}]}]}
+
+
+def _dbdc_folder(path: Path, *logs: dict) -> Path:
+    path.mkdir()
+    for rec in logs:
+        (path / f"{rec['dialogue-id']}.log.json").write_text(json.dumps(rec))
+    return path
+
+
+def _wochat(path: Path, *dialogues: tuple[str, str | None]) -> Path:
+    """WOCHAT XML with (id, source_id) dialogues of one user turn."""
+    body = "".join(f'<dialogue id="{did}"><user_name/>' + (f"<source_id>{src}</source_id>" if src else "")
+                   + '<turn id="1"><speaker>USER</speaker><utterance>hi</utterance></turn></dialogue>'
+                   for did, src in dialogues)
+    path.write_text(f"<dialogues>{body}</dialogues>")
+    return path
+
+
+# ------------------------------------------------------------------------------------ 1. ids from <source_id>
+
+def test_dbdc_to_wochat_to_dbdc_gives_the_original_ids(tmp_path):
+    src = _dbdc_folder(tmp_path / "in", _log("tt_001"), _log("tt_002"), _log("IRIS00007"))
+    report = write_wochat(read_dbdc(src), tmp_path / "w.xml")
+    assert report.renamed_ids == {"tt_001": "tt_00001", "tt_002": "tt_00002"}
+    report = write_dbdc(read_wochat(tmp_path / "w.xml"), tmp_path / "back")
+    assert report.restored_ids == {"tt_00001": "tt_001", "tt_00002": "tt_002"}
+    assert "2 dialogue id(s) written as the original id kept in the WOCHAT <source_id>: tt_00001 -> tt_001, " \
+           "tt_00002 -> tt_002" in report.lines()
+    assert sorted(p.name for p in (tmp_path / "back").iterdir()) == [
+        "IRIS00007.log.json", "tt_001.log.json", "tt_002.log.json"]
+    back = read_dbdc(tmp_path / "back")
+    assert back.ids() == ["IRIS00007", "tt_001", "tt_002"]
+    assert [t.labels for t in back.dialogues[1].turns] == [{}, {"breakdown": ["O", "X"]}]
+    assert back.dialogues[1].turns[1].annotators == ["a1", "a2"]
+
+
+def test_stc3_to_wochat_to_stc3_gives_the_original_ids(tmp_path):
+    recs = [{"id": i, "turns": [{"sender": "customer", "utterances": ["a"]},
+                                {"sender": "helpdesk", "utterances": ["b"]}]} for i in ("3718", "x-9")]
+    report = write_wochat(read_stc3(recs), tmp_path / "w.xml", sender_map={"customer": "user", "helpdesk": "system"})
+    assert report.renamed_ids == {"3718": "dialogue03718", "x-9": "x-00009"}
+    report = to_stc3(read_wochat(tmp_path / "w.xml"), tmp_path / "s.json",
+                     sender_map={"user": "customer", "system": "helpdesk"})
+    assert report.restored_ids == {"dialogue03718": "3718", "x-00009": "x-9"}
+    assert json.loads((tmp_path / "s.json").read_text()) == recs
+    recs[0]["turns"][1]["utterances"] = ["b", "c"]  # WOCHAT has one utterance a turn: joined, and said so
+    report = write_wochat(read_stc3(recs), tmp_path / "j.xml", sender_map={"customer": "user", "helpdesk": "system"})
+    assert report.notes == ["1 turn(s) of several utterances written as one utterance, joined by line breaks"]
+
+
+def test_ids_that_collide_once_restored_are_refused_and_nothing_is_written(tmp_path):
+    for case, dialogues in {"same source": [("a00001", "d1"), ("b00001", "d1")],
+                            "source is another's id": [("a00001", "b00001"), ("b00001", None)]}.items():
+        corpus = read_wochat(_wochat(tmp_path / f"{case}.xml", *dialogues))
+        clash = dialogues[1][1] or dialogues[1][0]
+        want = (f"dialogue b00001: source_id: dialogue id '{clash}' would be written twice: the WOCHAT "
+                "dialogues 'a00001' and 'b00001' both have it")
+        with pytest.raises(DialevalError, match=want):
+            write_dbdc(corpus, tmp_path / f"{case} dbdc")
+        with pytest.raises(DialevalError, match=want):
+            to_stc3(corpus, tmp_path / f"{case}.json", sender_map={"user": "customer"})
+        assert not (tmp_path / f"{case} dbdc").exists() and not (tmp_path / f"{case}.json").exists()
+
+
+def test_only_a_wochat_corpus_has_its_source_id_restored(tmp_path):
+    """Another format's own ``source_id`` field (kept in meta by its reader) is its data, not a WOCHAT rename;
+    writing WOCHAT again keeps the WOCHAT id and its <source_id>."""
+    src = _dbdc_folder(tmp_path / "in", _log("d_00001", **{"source_id": "elsewhere"}))
+    report = write_dbdc(read_dbdc(src), tmp_path / "back")
+    assert report.restored_ids == {} and read_dbdc(tmp_path / "back").ids() == ["d_00001"]
+    wochat = read_wochat(_wochat(tmp_path / "w.xml", ("a00001", "orig")))
+    write_wochat(wochat, tmp_path / "again.xml")
+    (d,) = read_wochat(tmp_path / "again.xml")
+    assert (d.id, d.meta["source_id"]) == ("a00001", "orig")
+
+
+# ------------------------------------------------------------------------------------------ 2. CR in texts
+
+def test_carriage_returns_survive_wochat(tmp_path):
+    texts = ["crlf\r\nx", "lone\ry", "both\r\n\rz"]
+    logs = [_log(f"d_0000{i}", system=t) for i, t in enumerate(texts)]
+    write_wochat(read_dbdc(_dbdc_folder(tmp_path / "in", *logs)), tmp_path / "w.xml")
+    raw = (tmp_path / "w.xml").read_bytes()
+    assert b"\r" not in raw and raw.count(b"&#13;") == 4
+    write_dbdc(read_wochat(tmp_path / "w.xml"), tmp_path / "back")
+    assert [d.turns[1].utterances for d in read_dbdc(tmp_path / "back")] == [[t] for t in texts]
+
+
+def test_carriage_returns_in_names_and_attributes_survive_wochat(tmp_path):
+    from dialeval.io.wochat import validity_scale
+
+    names = {"SYSTEM": "Bo\r\nb", "USER": "A\rn"}
+    turns = [Turn("user", ["hi\r\nthere\r"]), Turn("system", ["ok"], {"validity": ["VALID"]}, ["a\r1"])]
+    corpus = Corpus([Dialogue("IRIS00001", turns, meta={"names": names})], {"validity": validity_scale()}, "wochat")
+    write_wochat(corpus, tmp_path / "w.xml")
+    assert b"\r" not in (tmp_path / "w.xml").read_bytes()
+    (d,) = read_wochat(tmp_path / "w.xml")
+    assert d.meta["names"] == names and d.turns[1].annotators == ["a\r1"]
+    assert d.turns[0].utterances == ["hi\r\nthere\r"]
+
+
+# --------------------------------------------------------------------------------- 3. DBDC metadata fields
+
+def test_dbdc_metadata_fields_travel_through_wochat_tags(tmp_path):
+    rec = _log("tt_001", **{"group-id": "g7", "speaker-id": "1083"})
+    rec["turns"][1]["time"] = "2017-05-01 10:00"
+    rec["turns"][1]["annotation-id"] = "tt_001_01"
+    rec["turns"][1]["annotations"][0] |= {"comment": "odd <reply> & off topic", "ungrammatical-sentence": "1"}
+    report = write_wochat(read_dbdc(_dbdc_folder(tmp_path / "in", rec)), tmp_path / "w.xml")
+    assert report.dropped == []
+    text = (tmp_path / "w.xml").read_text()
+    for tag in ("<speaker-id>1083</speaker-id>", "<group-id>g7</group-id>", "<time>2017-05-01 10:00</time>",
+                "<comment>odd &lt;reply&gt; &amp; off topic</comment>", "<ungrammatical-sentence>1<"):
+        assert tag in text
+    report = write_dbdc(read_wochat(tmp_path / "w.xml"), tmp_path / "back")
+    assert report.dropped == []
+    assert json.loads((tmp_path / "back" / "tt_001.log.json").read_text()) == rec
+    # and DBDC -> DBDC keeps them too
+    write_dbdc(read_dbdc(tmp_path / "back"), tmp_path / "again")
+    assert json.loads((tmp_path / "again" / "tt_001.log.json").read_text()) == rec
+
+
+def test_what_cannot_travel_is_listed_as_dropped(tmp_path):
+    rec = _log("d_00001", **{"speaker-id": ["not", "a", "string"], "topic": "music"})
+    rec["turns"][0]["mood"] = "calm"
+    report = write_wochat(read_dbdc(_dbdc_folder(tmp_path / "in", rec)), tmp_path / "w.xml")
+    assert sorted(report.dropped) == ["DBDC dialogue field 'speaker-id' (not a string or a number) (1 time(s))",
+                                      "DBDC dialogue field 'topic' (1 time(s))", "DBDC turn field 'mood' (1 time(s))"]
+    assert any(line.startswith("dropped (not representable): DBDC") for line in report.lines())
+    xml = ('<dialogue id="IRIS00001"><system_name>IRIS</system_name><user_name/><timestamp>t</timestamp>'
+           '<lang>en</lang><turn id="1"><speaker>SYSTEM</speaker><utterance>hi</utterance><mood>x</mood>'
+           '<annotator id="a"><VALID/><note>y</note></annotator></turn></dialogue>')
+    (tmp_path / "x.xml").write_text(xml)
+    report = write_dbdc(read_wochat(tmp_path / "x.xml"), tmp_path / "d")
+    assert sorted(report.dropped) == [
+        "WOCHAT <lang> of a dialogue (1 time(s))", "WOCHAT <mood> of a turn (1 time(s))",
+        "WOCHAT <note> of an annotator (1 time(s))", "WOCHAT <timestamp> of a dialogue (1 time(s))",
+        "WOCHAT declared speaker names (<system_name>, <user_name>...) (1 time(s))"]
+
+
+# ------------------------------------------------------------------------------ 4. the labels error's advice
+
+def test_unrepresentable_labels_name_both_ways_out(tmp_path, capsys):
+    levels = ("0", "1", "2")
+    from dialeval.corpus import Scale
+
+    scales = {"overall impression": Scale("overall impression", levels, "ordinal", "turn"),
+              "likeable": Scale("likeable", levels, "ordinal", "dialogue")}
+    corpus = Corpus([Dialogue("d1", [Turn("user", ["hi"]), Turn("system", ["yo"], {"overall impression": ["2"]},
+                                                                ["a"])], {"likeable": ["1"]}, ["a"])], scales,
+                    "conture")
+    with pytest.raises(DialevalError) as e:
+        write_wochat(corpus, tmp_path / "c.xml")
+    msg = str(e.value)
+    assert ("the corpus has labels on overall impression, likeable; --scale and --map (in Python scale= and "
+            "label_map=) keep the labels of one turn scale as VALID/ACCEPTABLE/INVALID, e.g. --scale "
+            "'overall impression' --map 'LEVEL=VALID,LEVEL=ACCEPTABLE,LEVEL=INVALID' with each of its levels 0, "
+            "1, 2; --drop-labels (in Python drop_labels=True) writes it without the labels WOCHAT cannot hold") in msg
+    assert "pass drop_labels" not in msg
+    with pytest.raises(DialevalError) as e:  # the turn scale mapped: only dropping is left to say
+        write_wochat(corpus, tmp_path / "c.xml", label_map={"2": "VALID", "1": "ACCEPTABLE", "0": "INVALID"})
+    assert "labels on likeable; --drop-labels (in Python drop_labels=True)" in str(e.value)
+    assert "--scale" not in str(e.value)
+
+
+def test_conture_to_wochat_cli_error_is_one_line(shared_data, tmp_path, capsys):
+    src = str(shared_data("conture", "data.json"))
+    assert run(["corpus", "convert", src, str(tmp_path / "c.xml"), "--to", "wochat"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ")
+    assert "--scale 'overall impression' --map" in err and "--drop-labels (in Python drop_labels=True)" in err
+    assert run(["corpus", "convert", src, str(tmp_path / "c.xml"), "--to", "wochat", "--scale", "overall impression",
+                "--map", "2=VALID,1=ACCEPTABLE,0=INVALID", "--drop-labels"]) == 0
+    assert len(read_wochat(tmp_path / "c.xml")) == 119
