@@ -93,29 +93,70 @@ def dimension_means(corpus: Corpus, dimensions: list[str] | None = None) -> dict
     return out
 
 
-def load_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | None = None) -> dict[str, float]:
-    """Per-dialogue automatic scores from a file, turn scores aggregated per dialogue.
+@dataclass(frozen=True)
+class Scores:
+    """Per-dialogue automatic scores read by :func:`read_scores`, and how each was obtained."""
 
-    Layouts: CSV with a header ``id,score`` or ``id,turn,score``; JSON array of ``{"id", "score"}`` or
-    ``{"id", "turns": [{"turn", "score"}, ...]}``. Scores are finite numbers; an id met twice at dialogue
-    level is an error. Text is UTF-8 (with or without BOM) or UTF-16 with BOM (:mod:`dialeval.io.text`); the
-    CSV delimiter is ``delimiter`` or sniffed from the header (``,`` ``;`` tab ``|``); where it is not ``,``
-    a decimal comma (``0,5``) is read as a decimal point.
-    """
+    scores: dict[str, float]
+    from_turns: frozenset[str]  # the dialogues whose score aggregates turn scores
+    aggregate: str
+
+    def what(self) -> str:
+        """What the scores are: ``mean over turns``, ``dialogue scores`` or both, for a report's label."""
+        turns = sum(1 for i in self.scores if i in self.from_turns)
+        if turns == len(self.scores):
+            return f"{self.aggregate} over turns"
+        if turns == 0:
+            return "dialogue scores"
+        return f"dialogue scores, and the {self.aggregate} over turns for {turns} of the {len(self.scores)} dialogues"
+
+    def restricted(self, ids: object) -> Scores:
+        """The same scores for the dialogues in ``ids`` only."""
+        keep = set(ids)  # type: ignore[call-overload]
+        return Scores({i: v for i, v in self.scores.items() if i in keep}, self.from_turns & keep, self.aggregate)
+
+
+def _turn_number(v: object, file: str, did: str, where: str, *, text: bool) -> int:
+    """A turn number: an integer >= 0 (a JSON number, ``text=False``; CSV text of digits, ``text=True``)."""
+    if isinstance(v, str) and text:
+        t = v.strip()
+        if t.isascii() and t.isdigit():
+            return int(t)
+    elif isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+        return v
+    raise DialevalError(f"turn {describe(v)} is not allowed; allowed are integers >= 0", file=file, dialogue=did,
+                        field=where)
+
+
+def read_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | None = None) -> Scores:
+    """Per-dialogue automatic scores from a file, turn scores aggregated per dialogue; see :func:`load_scores`."""
     _check_aggregate(aggregate)
     p = as_path(path, "scores")
     file = str(p)
     per: dict[str, list[float]] = {}
     direct: dict[str, float] = {}
+    seen_direct: dict[str, str] = {}             # id -> where its dialogue score was given
+    seen_turn: dict[tuple[str, int], str] = {}   # (id, turn) -> where its score was given
+    seen_list: dict[str, str] = {}               # JSON: id -> the record holding its turns
 
-    def num(v: object, did: str, where: str) -> float:
+    def number(v: object, did: str, where: str, *, text: bool) -> float:
+        """A finite number: a JSON number (``text=False``: no string, no bool) or CSV text of one."""
+        if isinstance(v, bool) or (isinstance(v, str) and not text):
+            raise DialevalError(f"score {describe(v)} is not allowed; allowed are finite numbers"
+                                + (" (a JSON number, not a string)" if isinstance(v, str) else ""),
+                                file=file, dialogue=did, field=where)
         try:
             x = float(v)  # type: ignore[arg-type]
         except (TypeError, ValueError):
             x = math.nan
-        if isinstance(v, bool) or not math.isfinite(x):
+        if not math.isfinite(x):
             raise DialevalError(f"score {describe(v)} is not a finite number", file=file, dialogue=did, field=where)
         return x
+
+    def once(key: object, seen: dict, what: str, did: str, where: str) -> None:
+        if key in seen:
+            raise DialevalError(f"{what} given twice (first at {seen[key]})", file=file, dialogue=did, field=where)
+        seen[key] = where
 
     if p.suffix.lower() == ".csv":
         cols, rows, delim = csv_rows(read_bounded(p), file, delimiter)
@@ -125,16 +166,17 @@ def load_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | N
                                 "(and optionally turn)" + ("" if delimiter else ", separated by one of , ; tab |"),
                                 file=file)
         for n, row in enumerate(rows, start=2):
-            did = row.get("id", "")
+            did, where = row.get("id", ""), f"line {n}"
             raw = row.get("score")
             if decimal_comma and isinstance(raw, str):
                 raw = raw.replace(",", ".")
             if "turn" in cols and row.get("turn") not in (None, ""):
-                per.setdefault(did, []).append(num(raw, did, f"line {n}"))
+                turn = _turn_number(row.get("turn"), file, did, where, text=True)
+                once((did, turn), seen_turn, f"score of turn {turn}", did, where)
+                per.setdefault(did, []).append(number(raw, did, where, text=True))
             else:
-                if did in direct:
-                    raise DialevalError("dialogue score given twice", file=file, dialogue=did, field=f"line {n}")
-                direct[did] = num(raw, did, f"line {n}")
+                once(did, seen_direct, "dialogue score", did, where)
+                direct[did] = number(raw, did, where, text=True)
     else:
         data = load_json_document(p)
         if not isinstance(data, list):
@@ -143,24 +185,50 @@ def load_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | N
             if not isinstance(rec, dict) or "id" not in rec:
                 raise DialevalError(f"item {i} is not an object with an 'id'", file=file, field=f"[{i}]")
             did = str(rec["id"])
+            if "score" in rec and "turns" in rec:
+                raise DialevalError("both 'score' and 'turns'; give one", file=file, dialogue=did, field=f"[{i}]")
             if "score" in rec:
-                if did in direct:
-                    raise DialevalError("dialogue score given twice", file=file, dialogue=did)
-                direct[did] = num(rec["score"], did, "score")
+                once(did, seen_direct, "dialogue score", did, f"[{i}]")
+                direct[did] = number(rec["score"], did, f"[{i}].score", text=False)
             elif isinstance(rec.get("turns"), list):
-                per[did] = [num(t.get("score") if isinstance(t, dict) else t, did, f"turns[{j}].score")
-                            for j, t in enumerate(rec["turns"])]
+                once(did, seen_list, "'turns'", did, f"[{i}]")
+                values = per.setdefault(did, [])
+                for j, t in enumerate(rec["turns"]):
+                    where = f"[{i}].turns[{j}]"
+                    if isinstance(t, dict) and "turn" in t:
+                        turn = _turn_number(t["turn"], file, did, where + ".turn", text=False)
+                    else:
+                        turn = j  # a bare score, or one without 'turn': its position is its turn
+                    once((did, turn), seen_turn, f"score of turn {turn}", did, where)
+                    values.append(number(t.get("score") if isinstance(t, dict) else t, did, where + ".score",
+                                         text=False))
             else:
-                raise DialevalError("expected 'score' or 'turns'", file=file, dialogue=did)
+                raise DialevalError("expected 'score' or 'turns'", file=file, dialogue=did, field=f"[{i}]")
     out = _aggregate(per, aggregate)
     both = set(out) & set(direct)
     if both:
         raise DialevalError(f"{len(both)} dialogue(s) have both a dialogue score and turn scores, e.g. "
                             f"{sorted(both)[:3]}", file=file)
+    from_turns = frozenset(out)
     out.update(direct)
     if not out:
         raise DialevalError("no score in the file", file=file)
-    return out
+    return Scores(out, from_turns, aggregate)
+
+
+def load_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | None = None) -> dict[str, float]:
+    """Per-dialogue automatic scores from a file, turn scores aggregated per dialogue.
+
+    Layouts: CSV with a header ``id,score`` or ``id,turn,score``; JSON array of ``{"id", "score"}`` or
+    ``{"id", "turns": [{"turn", "score"}, ...]}`` (a turn without ``turn`` is numbered by its position).
+    Scores are finite numbers (in JSON, numbers: not strings, not booleans); turn numbers are integers >= 0.
+    Each dialogue score, each (id, turn) and, in JSON, each id's ``turns`` is given once: a repeat is an
+    error naming the dialogue, the turn and where both are (CSV line, JSON record). Text is UTF-8 (with or
+    without BOM) or UTF-16 with BOM (:mod:`dialeval.io.text`); the CSV delimiter is ``delimiter`` or sniffed
+    from the header (``,`` ``;`` tab ``|``); where it is not ``,`` a decimal comma (``0,5``) is read as a
+    decimal point. :func:`read_scores` also says which scores aggregate turns.
+    """
+    return read_scores(path, aggregate=aggregate, delimiter=delimiter).scores
 
 
 @dataclass(frozen=True)
@@ -172,8 +240,26 @@ class CorrelationRow:
     pvalue: float
     ci_low: float
     ci_high: float
-    n: int
-    n_dropped: int
+    n: int                # pairs correlated: dialogues (dialogue level) or systems (system level)
+    n_dropped: int        # dialogues with an automatic score left out: no rating (system level: or no system)
+    n_dialogues: int = 0  # dialogues with both sides (system level: those averaged into the system means)
+    undefined_resamples: int = 0  # bootstrap resamples where the coefficient is undefined, left out of the CI
+    pvalue_below: float | None = None  # PVALUE_FLOOR when pvalue is below it (0.0 where it underflows)
+
+
+PVALUE_FLOOR = 1e-16
+"""p-values below this are reported as ``< 1e-16`` (:func:`dialeval.report.tables.p_text`), never as 0."""
+
+COUNTS = {
+    "n": "pairs correlated: dialogues at dialogue level, systems at system level",
+    "n_dialogues": "dialogues with an automatic score and a rating of the dimension (at system level: those "
+                   "averaged into the system means)",
+    "n_dropped": "dialogues with an automatic score left out: no rating of the dimension (at system level also: "
+                 "naming no system)",
+    "undefined_resamples": "bootstrap resamples where the coefficient is undefined (a side constant within the "
+                           "resample), left out of the interval",
+}
+"""What each count of a :class:`CorrelationRow` counts; in the settings of every table."""
 
 
 @dataclass
@@ -211,12 +297,25 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
 
     Pairs are the dialogues present on both sides (``n``; ``n_dropped`` counts dialogues with an automatic score
     but no rating on that dimension). At system level the values are the means over each system's dialogues
-    that have both; system level is skipped without ``systems``. The bootstraps show a progress bar on stderr
-    (``progress``: see :func:`dialeval.progress.enabled`).
+    that have both (``n`` counts systems, ``n_dialogues`` the dialogues averaged, ``n_dropped`` the dialogues
+    with an automatic score left out: no rating, or no system); system level is skipped without ``systems``.
+    Repeated levels and methods count once. ``B``, ``seed``, ``ci_level``, the levels and the methods are
+    checked before any correlation. The bootstraps show a progress bar on stderr (``progress``: see
+    :func:`dialeval.progress.enabled`).
     """
+    from dialeval.stats import METHODS
+    from dialeval.stats._common import as_generator, check_B, check_level
+
+    levels, methods = tuple(dict.fromkeys(levels)), tuple(dict.fromkeys(methods))
     for lv in levels:
         if lv not in LEVELS:
             raise DialevalError(f"level {describe(lv)} is not allowed; allowed are " + ", ".join(LEVELS))
+    for m in methods:
+        if m not in METHODS:
+            raise DialevalError(f"correlation method {describe(m)} is not allowed; allowed are " + ", ".join(METHODS))
+    B, ci_level = check_B(B), check_level(ci_level)
+    if not isinstance(seed, np.random.Generator):
+        as_generator(seed)  # checks it
     if not auto:
         raise DialevalError("no automatic score to correlate")
     rows: list[CorrelationRow] = []
@@ -227,11 +326,15 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
             keys = list(auto)
             x = [auto[i] for i in keys]
             y = [hv.get(i) for i in keys]
+            used = len(ids)
         else:
+            assert systems is not None
+            ids = [i for i in ids if i in systems]
             a = system_means({i: auto[i] for i in ids}, systems)
             h = system_means({i: hv[i] for i in ids}, systems)
             keys = sorted(a)
-            x, y = [a[k] for k in keys], [h.get(k) for k in keys]
+            x, y = [a[k] for k in keys], [h[k] for k in keys]
+            used = len(ids)
         for method in methods:
             try:
                 c = correlate(x, y, method, level=ci_level, B=B, seed=seed)  # type: ignore[arg-type]
@@ -239,11 +342,17 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
                 pairs = "systems" if lv == "system" else "dialogues"
                 raise DialevalError(f"{lv} level, dimension {dim!r}: {e} (pairs: {pairs} with an automatic score; "
                                     "a missing value is one without a rating of this dimension)") from None
+            below = PVALUE_FLOOR if c.pvalue < PVALUE_FLOOR else None  # NaN compares False: None
             rows.append(CorrelationRow(lv, dim, method, c.statistic, c.pvalue, c.ci.low, c.ci.high, c.n,
-                                       c.n_dropped))
+                                       len(auto) - used, used, c.undefined_resamples, below))
     from dialeval import __version__
     settings = {"auto": label, "methods": list(methods), "B": B, "seed": seed, "ci_level": ci_level,
-                "ci_method": "percentile bootstrap over pairs", "dialogues_with_auto_score": len(auto),
+                "ci_method": "percentile bootstrap over pairs",
+                "ci_note": "clipped to [-1, 1]; resamples where the coefficient is undefined are left out "
+                           "(undefined_resamples)",
+                "pvalue": "scipy's two-sided p-value for no correlation; where it is below 1e-16, pvalue_below is "
+                          "1e-16 (tables print < 1e-16; pvalue can be 0.0 where it underflows a double)",
+                "counts": dict(COUNTS), "dialogues_with_auto_score": len(auto),
                 "systems": len(set(systems.values())) if systems else 0, "dialeval_version": __version__}
     return CorrelationTable(rows, settings)
 

@@ -84,3 +84,30 @@ def test_rank_agreement_validation():
         rank_agreement(np.zeros((3, 2)), np.zeros((3, 3)))
     r = rank_agreement(np.ones((5, 3)), np.random.default_rng(0).random((5, 3)), B=50)
     assert math.isnan(r.statistic)
+
+
+def test_correlate_interval_and_undefined_resamples_match_slow_loop():
+    """Same draws by loop: scipy's r per resample, undefined where a side is constant; interval within [-1, 1]."""
+    x, y = np.array([1.8, 1.2, 3.0, 2.2]), np.array([4.9, 3.4, 3.3, 4.0])
+    r = correlate(x, y, "pearson", level=0.9, B=300, seed=2)
+    idx = np.random.default_rng(2).integers(0, 4, size=(300, 4))
+    boot = np.array([np.nan if np.ptp(x[i]) == 0 or np.ptp(y[i]) == 0 else sps.pearsonr(x[i], y[i]).statistic
+                     for i in idx])
+    ok = np.isfinite(boot)
+    assert r.undefined_resamples == int((~ok).sum()) > 0
+    assert (r.ci.low, r.ci.high) == pytest.approx(tuple(np.percentile(np.clip(boot[ok], -1, 1), [5, 95])))
+    assert r.statistic == pytest.approx(sps.pearsonr(x, y).statistic)
+
+
+def test_correlate_interval_never_leaves_minus_one_to_one():
+    # the resample (1.8, 4.9), (1.8, 4.9), (1.2, 3.4) has r = 1 exactly; in floating point 1 + 2**-52
+    x, y = [1.8, 1.2, 3.0], [4.9, 3.4, 3.3]
+    for seed in range(20):
+        r = correlate(x, y, "pearson", B=50, seed=seed)
+        assert -1.0 <= r.ci.low <= r.ci.high <= 1.0
+
+
+def test_correlate_counts_no_undefined_resample_when_none_is():
+    x = np.arange(30.0)
+    r = correlate(x, x**2, "spearman", B=100, seed=0)
+    assert r.undefined_resamples == 0 and r.ci.high == 1.0

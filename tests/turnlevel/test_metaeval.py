@@ -87,7 +87,7 @@ def test_load_scores(tmp_path):
     q.write_text(json.dumps([{"id": "a", "score": 0.5}, {"id": "b", "turns": [{"turn": 0, "score": 1}]}]))
     assert load_scores(q) == {"a": 0.5, "b": 1.0}
     q.write_text(json.dumps([{"id": "a", "score": "x"}]))
-    with pytest.raises(DialevalError, match="score 'x' is not a finite number"):
+    with pytest.raises(DialevalError, match=r"score 'x' is not allowed; allowed are finite numbers \(a JSON number"):
         load_scores(q)
     with pytest.raises(DialevalError, match="aggregate 'sum' is not allowed"):
         load_scores(p, aggregate="sum")

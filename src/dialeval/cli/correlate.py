@@ -12,7 +12,7 @@ from rich.table import Table
 from dialeval.cli._common import choice_enum, err, out, outputs_apart, warn, wrap
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json, tables
 from dialeval.cli._corpus_io import value as v
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, describe
 from dialeval.io.atomic import output_format
 from dialeval.io.formats import corpus_title
 from dialeval.metaeval import (
@@ -22,8 +22,8 @@ from dialeval.metaeval import (
     LEVELS,
     correlate_with_humans,
     dimension_means,
-    load_scores,
     plot_correlations,
+    read_scores,
     turn_scale_scores,
 )
 from dialeval.report.tables import p_text
@@ -39,8 +39,28 @@ class View(StrEnum):
     json = "json"
 
 
-def _check_ids(auto: dict[str, float], corpus, scores: Path) -> None:
-    """An error when no id of ``--scores`` is a dialogue of the corpus; a warning naming those that are not."""
+def _check_options(B: int, seed: int, ci_level: float) -> None:
+    """-B, --seed and --ci-level, checked once before any work; the message names the option."""
+    from dialeval.stats._common import check_B, check_level
+
+    try:
+        check_B(B)
+    except DialevalError:
+        raise DialevalError(f"-B: {describe(B)} is not allowed; allowed are integers >= 1 (bootstrap "
+                            "resamples; 2000 by default)") from None
+    try:
+        check_level(ci_level)
+    except DialevalError:
+        raise DialevalError(f"--ci-level: {describe(ci_level)} is not allowed; allowed are numbers in (0, 1), "
+                            "e.g. 0.95") from None
+    if seed < 0:
+        raise DialevalError(f"--seed: {describe(seed)} is not allowed; allowed are integers >= 0")
+
+
+def _check_ids(auto: dict[str, float], corpus, scores: Path) -> int:
+    """An error when no id of ``--scores`` is a dialogue of the corpus; a warning naming those that are not.
+
+    Returns how many are not (they are left out)."""
     known = set(corpus.ids())
     unknown = [i for i in auto if i not in known]
     examples = ", ".join(unknown[:5]) + (f" (+{len(unknown) - 5} more)" if len(unknown) > 5 else "")
@@ -49,6 +69,7 @@ def _check_ids(auto: dict[str, float], corpus, scores: Path) -> None:
                             f"{examples}; the corpus's: {', '.join(corpus.ids()[:5])}, ...)", file=str(scores))
     if unknown:
         warn(f"{scores}: {len(unknown)} dialogue id(s) not in the corpus, left out: {examples}")
+    return len(unknown)
 
 
 def register(app: typer.Typer) -> None:
@@ -83,6 +104,7 @@ def register(app: typer.Typer) -> None:
         The automatic side is --scores, --turn-scale or --against; with none of them, the corpus's only
         turn-level scale with numeric levels is used (ConTurE's overall impression).
         """
+        _check_options(B, seed, ci_level)
         outputs_apart([path, scores], {"--plot": plot})
         if plot is not None:
             output_format(plot, CORRELATION_PLOT_FORMATS)
@@ -96,10 +118,12 @@ def register(app: typer.Typer) -> None:
         if len(given) > 1:
             raise typer.BadParameter("give one of --scores, --turn-scale, --against")
         agg = v(aggregate)
+        not_in_corpus = 0
         if scores is not None:
-            auto = load_scores(scores, aggregate=agg, delimiter=delimiter)
-            label = f"scores of {scores.name} ({agg} over turns)"
-            _check_ids(auto, corpus, scores)
+            loaded = read_scores(scores, aggregate=agg, delimiter=delimiter)
+            not_in_corpus = _check_ids(loaded.scores, corpus, scores)
+            loaded = loaded.restricted(corpus.ids())  # the unknown ids are left out (warned above)
+            auto, label = loaded.scores, f"scores of {scores.name} ({loaded.what()})"
         elif against is not None:
             auto, label = dimension_means(corpus, [against])[against], f"{against} (mean over raters)"
         else:
@@ -111,16 +135,20 @@ def register(app: typer.Typer) -> None:
                                                                         else "no numeric turn scale") + ")")
                 turn_scale = cands[0]
             auto, label = turn_scale_scores(corpus, turn_scale, aggregate=agg), f"{turn_scale} ({agg} over turns)"
-        dims = list(dimension) if dimension else [s.name for s in corpus.scales_at("dialogue") if s.name != against]
+        dims = (list(dict.fromkeys(dimension)) if dimension  # a repeated option counts once, in its first place
+                else [s.name for s in corpus.scales_at("dialogue") if s.name != against])
         human = dimension_means(corpus, dims)
         systems = {d.id: str(d.meta["system"]) for d in corpus if "system" in d.meta}
-        levels = tuple(v(x) for x in level) if level else (("dialogue", "system") if systems else ("dialogue",))
-        methods = tuple(v(x) for x in method) if method else DEFAULT_METHODS
+        levels = (tuple(dict.fromkeys(v(x) for x in level)) if level
+                  else (("dialogue", "system") if systems else ("dialogue",)))
+        methods = tuple(dict.fromkeys(v(x) for x in method)) if method else DEFAULT_METHODS
         if "system" in levels and not systems:
             raise DialevalError("--level system needs dialogues that name their system (DSTC9 does; this corpus "
                                 "does not)", file=str(path))
         table = correlate_with_humans(auto, human, systems=systems or None, levels=levels, methods=methods, B=B,
                                       seed=seed, ci_level=ci_level, label=label)
+        if scores is not None:
+            table.settings["scores_not_in_corpus"] = not_in_corpus
         if plot is not None:
             plot_correlations(table, plot, title=corpus_title(corpus))
             err.print(f"wrote {plot}", markup=False)
@@ -137,8 +165,17 @@ def register(app: typer.Typer) -> None:
             t.add_row(r.level[:3], r.dimension, r.method[:8], fmt_num(r.statistic, 3), p_text(r.pvalue),
                       f"[{fmt_num(r.ci_low, 3)}, {fmt_num(r.ci_high, 3)}]", str(r.n), str(r.n_dropped))
         tables.print(t)
-        out.print(wrap(f"level: dia(logue) or sys(tem); drop: dialogues with an automatic score but no rating; "
-                       f"intervals: {s['ci_method']}, B = {s['B']}, seed {s['seed']}; p-values two-sided (scipy); "
-                       f"{s['dialogues_with_auto_score']} dialogues with an automatic score"
-                       + (f", {s['systems']} systems" if s["systems"] else "") + f"; dialeval {s['dialeval_version']}"),
-                  markup=False)
+        undefined = list(dict.fromkeys((r.level[:3], r.dimension, r.undefined_resamples) for r in table.rows
+                                       if r.undefined_resamples))
+        notes = ["level: dia(logue) or sys(tem); n: dialogues (dia) or systems (sys) correlated; drop: dialogues "
+                 "with an automatic score but no rating of the dimension, left out"
+                 + (" (sys: or naming no system)" if "system" in levels else ""),
+                 f"intervals: {s['ci_method']} within [-1, 1], B = {s['B']}, seed {s['seed']}"
+                 + ("; resamples where the coefficient is undefined (a side constant), left out of the interval: "
+                    + ", ".join(f"{u} of {s['B']} ({lv}, {dim})" for lv, dim, u in undefined) if undefined else ""),
+                 "p-values two-sided (scipy)",
+                 f"{s['dialogues_with_auto_score']} of the corpus's dialogues have an automatic score"
+                 + (f" ({not_in_corpus} scored id(s) not in the corpus left out)" if not_in_corpus else "")
+                 + (f", {s['systems']} systems" if s["systems"] else ""),
+                 f"dialeval {s['dialeval_version']}"]
+        out.print(wrap("; ".join(notes)), markup=False)

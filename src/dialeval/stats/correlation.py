@@ -45,9 +45,17 @@ class Correlation:
     n_dropped: int  # pairs dropped because a value was missing
     B: int
     seed: int | str
+    undefined_resamples: int = 0  # bootstrap resamples where the coefficient is undefined, left out of ``ci``
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def _clipped(ci: Interval) -> Interval:
+    """``ci`` with its bounds clipped to a coefficient's range [-1, 1] (rounding can put them just outside)."""
+    if not (np.isfinite(ci.low) and np.isfinite(ci.high)):
+        return ci
+    return Interval(min(max(ci.low, -1.0), 1.0), min(max(ci.high, -1.0), 1.0), ci.level, ci.method)
 
 
 def _pearson_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -105,7 +113,7 @@ def _bootstrap(method: str, x: np.ndarray, y: np.ndarray, B: int, rng: np.random
         stop = min(B, start + step)
         idx = rng.integers(0, n, size=(stop - start, n))
         out[start:stop] = _statistic_rows(method, x[idx], y[idx])
-    return out
+    return np.clip(out, -1.0, 1.0, out=out)  # rounding: Pearson's r of a 2-point resample can be 1 + 2**-52
 
 
 def correlate(auto: object, human: object, method: Method = "pearson", *, level: float = 0.95,
@@ -115,7 +123,10 @@ def correlate(auto: object, human: object, method: Method = "pearson", *, level:
     Pairs where either value is missing (``None`` or NaN) are dropped; ``n`` and ``n_dropped`` say how many
     were used and dropped. ``statistic`` is Pearson's r, Spearman's rho or Kendall's tau-b (ties handled);
     ``pvalue`` is scipy's two-sided p-value for no correlation. ``ci`` is the percentile interval of the
-    statistic over ``B`` bootstrap resamples of the pairs (resamples where it is undefined are left out).
+    statistic over ``B`` bootstrap resamples of the pairs, within [-1, 1]; resamples where the statistic is
+    undefined (one side constant within the resample, likely with few pairs) are left out of it and counted in
+    ``undefined_resamples``. With few pairs (n < 10 or so) the resamples hold few distinct pairs, their
+    coefficients pile up at -1 and 1, and the percentile interval can leave out the estimate.
 
     Range [-1, 1]; 1 = same order/linear relation, 0 = none, -1 = reversed.
 
@@ -168,7 +179,8 @@ def correlate(auto: object, human: object, method: Method = "pearson", *, level:
         res = fn(x, y)
     samples = _bootstrap(method, x, y, B, as_generator(seed))
     return Correlation(method, float(res.statistic), float(res.pvalue),
-                       percentile_interval(samples, level, ci_method), n, dropped, B, seed_label(seed))
+                       _clipped(percentile_interval(samples, level, ci_method)), n, dropped, B, seed_label(seed),
+                       int(np.count_nonzero(~np.isfinite(samples))))
 
 
 def kendall_tau(a: object, b: object, *, level: float = 0.95, B: int = 2000, seed: Seed = 0) -> Correlation:
@@ -214,8 +226,9 @@ def tau_from_bootstrap(first: np.ndarray, second: np.ndarray, replicates: np.nda
     if np.ptp(first) == 0 or np.ptp(second) == 0:
         return Correlation("kendall", nan, nan, Interval(nan, nan, level, RANK_AGREEMENT_CI), m, 0, B, seed)
     res = kendall_b(first, second)
-    ci = bca_interval(replicates, res.tau, jackknife, level, RANK_AGREEMENT_CI)
-    return Correlation("kendall", res.tau, res.pvalue, ci, m, 0, B, seed)
+    ci = _clipped(bca_interval(replicates, res.tau, jackknife, level, RANK_AGREEMENT_CI))
+    return Correlation("kendall", res.tau, res.pvalue, ci, m, 0, B, seed,
+                       int(np.count_nonzero(~np.isfinite(replicates))))
 
 
 def rank_agreement(first: object, second: object, *, level: float = 0.95, B: int = 2000,
