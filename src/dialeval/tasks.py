@@ -31,6 +31,9 @@ from dialeval.errors import DialevalError, describe
 if TYPE_CHECKING:
     from dialeval.corpus import Scale
 
+__all__ = ["AVERAGES", "DEFAULT_MEASURES", "KEYS", "TASKS", "Task", "context_of", "get", "subtask_measures",
+           "task_of_scale", "tasks_for", "transfer_map", "turn_score_values", "weights_senders"]
+
 Level = Literal["dialogue", "turn", "block"]
 Context = Literal["dialogue", "past"]
 Average = Literal["dialogue", "turn"]
@@ -174,6 +177,8 @@ def tasks_for(scales: Mapping[str, Scale]) -> tuple[Task, ...]:
     >>> t.name, t.level, t.measures, t.columns()[:2]
     ('likeable', 'dialogue', ('jsd', 'mse', 'nmd', 'rsnod'), ['likeable/jsd', 'likeable/mse'])
     """
+    if not isinstance(scales, Mapping):
+        raise DialevalError(f"scales {describe(scales)} are not allowed; allowed is a mapping of scale name -> Scale")
     out: dict[str, Task] = {}
     for name, scale in scales.items():
         t = task_of_scale(name)

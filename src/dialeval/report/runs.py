@@ -116,7 +116,7 @@ def score_runs(runs: Sequence[PathLike], gold: Source | PreparedGold, *,
         Score columns are those every run has (a note says which were dropped); dialogues in gold order.
     """
     missing = check_policy("missing", missing, MISSING_POLICIES)  # type: ignore[assignment]
-    gold_path = gold if isinstance(gold, str | os.PathLike) else None
+    gold_path = gold if isinstance(gold, str | os.PathLike) else getattr(gold, "file", None)  # a PreparedGold's file
     files = run_files(runs, exclude=gold_path)
     if len(files) < 2:
         raise DialevalError(f"{len(files)} run given ({', '.join(map(str, files))}); a comparison needs at least 2")

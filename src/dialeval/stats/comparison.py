@@ -148,7 +148,17 @@ def not_different_groups(pvalues: np.ndarray, order: Sequence[int], alpha: float
     >>> not_different_groups(p, [0, 1, 2], 0.05)
     [[0, 1], [1, 2]]
     """
+    p = np.asarray(pvalues, dtype=float) if isinstance(pvalues, np.ndarray | list | tuple) else None
+    if p is None or p.ndim != 2 or p.shape[0] != p.shape[1]:
+        raise DialevalError(f"pvalues {describe(pvalues)} are not allowed; allowed is a square (m, m) matrix of "
+                            "p-values")
+    m = p.shape[0]
     order = list(order)
+    if sorted(order) != list(range(m)) or not all(isinstance(i, int | np.integer) for i in order):
+        raise DialevalError(f"order {describe(order)} is not allowed; allowed is each column index 0..{m - 1} "
+                            "once, best run first")
+    alpha = _check_alpha(alpha)
+    pvalues = p
     groups: list[list[int]] = []
     last_end = -1
     for start in range(len(order)):
