@@ -44,14 +44,15 @@ def mse(p, q) -> float:
     return sum((a - b) ** 2 for a, b in zip(p, q, strict=True)) / len(p)
 
 
-def _kl(p, m) -> float:
-    return sum(a * math.log2(a / b) for a, b in zip(p, m, strict=True) if a > 0)
+def _kl_to_mean(p, q) -> float:
+    """KL(p || m), m = (p + q) / 2, each term as a log2(2 a / (a + b)): (a + b) / 2 underflows to 0 for the smallest
+    subnormal a."""
+    return sum(a * math.log2(2 * a / (a + b)) for a, b in zip(p, q, strict=True) if a > 0)
 
 
 def jsd(p, q) -> float:
     p, q = _normalise(p), _normalise(q)
-    m = [(a + b) / 2 for a, b in zip(p, q, strict=True)]
-    return (_kl(p, m) + _kl(q, m)) / 2
+    return (_kl_to_mean(p, q) + _kl_to_mean(q, p)) / 2
 
 
 def nmd(p, q) -> float:

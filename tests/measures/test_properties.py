@@ -212,3 +212,10 @@ def test_values_that_are_not_numbers_are_refused_as_the_run_files_refuse_them(pr
     gold = [[1, 0], [0, 1]] if isinstance(pred[0], list) else [1, 0]
     with pytest.raises(DialevalError, match=message):
         measures.nmd(pred, gold)
+
+
+def test_jsd_of_the_smallest_subnormal_is_tiny_not_one():
+    """(1, 5e-324) against (1, 0): the mean's bin, 5e-324 / 2, underflows to 0; the kernel read that as
+    disjoint distributions (JSD 1.0). Found by hypothesis; the terms are a log2(2a / (a + b)) now."""
+    assert measures.jsd([1, 0], [1, 5e-324]) < 1e-300
+    assert reference.jsd([1, 0], [1, 5e-324]) < 1e-300

@@ -26,14 +26,15 @@ def mse(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 def jsd(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Jensen-Shannon divergence in bits, ``(KL(p||m) + KL(q||m)) / 2`` with ``m = (p + q) / 2``."""
-    m = (p + q) / 2.0
-    out = (_kl_terms(p, m).sum(axis=1) + _kl_terms(q, m).sum(axis=1)) / (2.0 * _LN2)
+    s = p + q  # m = s / 2, never halved itself: half the smallest subnormal is 0, and p / m would be infinite
+    out = (_kl_terms(p, s).sum(axis=1) + _kl_terms(q, s).sum(axis=1)) / (2.0 * _LN2)
     return np.clip(out, 0.0, 1.0)
 
 
-def _kl_terms(p: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """``p * ln(p / m)`` elementwise, 0 where ``p`` is 0 (there ``m`` may be 0 too; elsewhere ``m >= p / 2 > 0``)."""
+def _kl_terms(p: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``p * ln(p / m)`` with ``m = s / 2``, as ``p * ln(2 p / s)`` elementwise; 0 where ``p`` is 0 (there ``s`` may
+    be 0 too; elsewhere ``s >= p > 0`` and ``2 p / s`` lies in (0, 2])."""
     out = np.zeros_like(p)
     nz = p > 0
-    np.multiply(p, np.log(np.divide(p, m, out=np.ones_like(p), where=nz)), out=out, where=nz)
+    np.multiply(p, np.log(np.divide(2.0 * p, s, out=np.ones_like(p), where=nz)), out=out, where=nz)
     return out
