@@ -94,7 +94,7 @@ def dimension_means(corpus: Corpus, dimensions: list[str] | None = None) -> dict
 
 
 @dataclass(frozen=True)
-class Scores:
+class AutomaticScores:
     """Per-dialogue automatic scores read by :func:`read_scores`, and how each was obtained."""
 
     scores: dict[str, float]
@@ -110,10 +110,11 @@ class Scores:
             return "dialogue scores"
         return f"dialogue scores, and the {self.aggregate} over turns for {turns} of the {len(self.scores)} dialogues"
 
-    def restricted(self, ids: object) -> Scores:
+    def restricted(self, ids: object) -> AutomaticScores:
         """The same scores for the dialogues in ``ids`` only."""
         keep = set(ids)  # type: ignore[call-overload]
-        return Scores({i: v for i, v in self.scores.items() if i in keep}, self.from_turns & keep, self.aggregate)
+        return AutomaticScores({i: v for i, v in self.scores.items() if i in keep}, self.from_turns & keep,
+                               self.aggregate)
 
 
 def _turn_number(v: object, file: str, did: str, where: str, *, text: bool) -> int:
@@ -128,7 +129,7 @@ def _turn_number(v: object, file: str, did: str, where: str, *, text: bool) -> i
                         field=where)
 
 
-def read_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | None = None) -> Scores:
+def read_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | None = None) -> AutomaticScores:
     """Per-dialogue automatic scores from a file, turn scores aggregated per dialogue; see :func:`load_scores`."""
     _check_aggregate(aggregate)
     p = as_path(path, "scores")
@@ -213,7 +214,7 @@ def read_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | N
     out.update(direct)
     if not out:
         raise DialevalError("no score in the file", file=file)
-    return Scores(out, from_turns, aggregate)
+    return AutomaticScores(out, from_turns, aggregate)
 
 
 def load_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | None = None) -> dict[str, float]:
