@@ -272,5 +272,38 @@ def test_only_an_upload_may_be_as_long_as_the_upload_limit(sqlite_url):
             r = c.post("/api/tasks/t1/submissions", headers=auth,
                        files={"file": ("r.json", b"[" + b" " * 200_000 + b"]")})
             assert r.status_code == 422 and "65536" not in r.text  # 200 KB upload: read and scored (empty run)
+            # a multipart body to a route that takes no file is a body like any other: 64 KB at most
+            for path in ("/api/teams", "/register", "/api/tasks/t1/submissions/1/choose", "/api/admin/invitations"):
+                r = c.post(path, headers=auth, files={"junk": ("j.bin", b"x" * 200_000)})
+                assert r.status_code == 413 and "not an upload" in r.json()["detail"], path
     finally:
         s.close()
+
+
+def _post_routes(routes, prefix: str = "") -> list[tuple[str, APIRoute]]:
+    """Every POST API route with its full path (included routers too)."""
+    out = []
+    for route in routes:
+        if hasattr(route, "original_router"):
+            out += _post_routes(route.original_router.routes, prefix + route.include_context.prefix)
+        elif isinstance(route, APIRoute) and "POST" in route.methods:
+            out.append((prefix + route.path, route))
+    return out
+
+
+def test_the_upload_routes_are_the_routes_that_take_a_file(sqlite_url):
+    """uploads.UPLOAD_ROUTES names exactly the routes with a file parameter (a new one must be added there)."""
+    from dialeval.service.uploads import UPLOAD_ROUTES
+
+    _s, app = _app(sqlite_url)
+    found: list[str] = []
+    try:
+        for path, route in _post_routes(app.routes):
+            takes_file = any(type(p.field_info).__name__ == "File" for p in route.dependant.body_params)
+            example = re.sub(r"\{[^}]+\}", "x", path)
+            assert takes_file == bool(UPLOAD_ROUTES.fullmatch(example)), path
+            if takes_file:
+                found.append(path)
+        assert len(found) == 3, found  # submissions (API and page) and the organiser's gold
+    finally:
+        _s.close()

@@ -46,10 +46,14 @@ def decide(now: datetime, earlier: Sequence[datetime], *, limit: int = REGISTRAT
     3480
     >>> decide(t, [t - timedelta(minutes=61)], limit=1).allowed
     True
+    >>> decide(t, [t + timedelta(seconds=1)], limit=1).allowed  # stored by a request that came later
+    False
     """
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be an integer >= 1, received {limit!r}")
-    recent = sorted(t for t in earlier if now - window < t <= now)
+    # attempts stamped after ``now`` count too: a request that read the clock, then waited for the write lock,
+    # sees those stored meanwhile by requests that read it later (30 at once let 21 through the limit of 10)
+    recent = sorted(t for t in earlier if now - window < t)
     if len(recent) < limit:
         return Limit(True, None, "")
     wait = max(1, math.ceil((recent[-limit] + window - now).total_seconds()))

@@ -10,6 +10,7 @@ handlers still check the exact size of the file itself (:func:`read_upload`).
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from typing import BinaryIO
 
@@ -19,6 +20,9 @@ MULTIPART_SLACK = 64 * 1024
 """Room for the multipart envelope and the small form fields around the file."""
 MAX_FORM_BYTES = 64 * 1024
 """Longest body that is not an upload: a JSON request or a page's form (a chat turn, a dialogue's labels)."""
+UPLOAD_ROUTES = re.compile(r"/api/tasks/[^/]+/submissions|/api/admin/tasks|/tasks/[^/]+/submit")
+"""The paths that take a file (a run, a gold): only there may a multipart body be as long as the upload limit (a
+test checks that these are exactly the routes with a file parameter)."""
 
 
 def too_large_message(limit: int, what: str = "the upload") -> str:
@@ -27,8 +31,9 @@ def too_large_message(limit: int, what: str = "the upload") -> str:
 
 
 class BodyLimit:
-    """ASGI middleware: 413 for an upload (``multipart/form-data``) longer than ``max_bytes`` plus
-    :data:`MULTIPART_SLACK`, and for any other request body longer than :data:`MAX_FORM_BYTES`."""
+    """ASGI middleware: 413 for an upload (``multipart/form-data`` to one of :data:`UPLOAD_ROUTES`) longer than
+    ``max_bytes`` plus :data:`MULTIPART_SLACK`, and for any other request body longer than :data:`MAX_FORM_BYTES`
+    (a multipart body sent elsewhere included)."""
 
     def __init__(self, app, max_bytes: int) -> None:
         self.app = app
@@ -39,7 +44,8 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        if headers.get(b"content-type", b"").lower().startswith(b"multipart/form-data"):
+        if headers.get(b"content-type", b"").lower().startswith(b"multipart/form-data") \
+                and UPLOAD_ROUTES.fullmatch(scope.get("path", "")):
             cap, why = self.max_bytes + MULTIPART_SLACK, too_large_message(self.max_bytes)
         else:
             cap = MAX_FORM_BYTES

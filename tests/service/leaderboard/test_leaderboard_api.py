@@ -135,6 +135,10 @@ def test_off_leaderboard_runs_count_but_are_not_shown(service):
     assert service.client.get("/api/tasks/t1/leaderboard").json()["rows"] == []
     me = service.client.get("/api/me", headers={"Authorization": f"Bearer {token}"}).json()
     assert me["quota"]["t1"]["remaining_today"] == 4 and len(me["submissions"]) == 1
+    # ... and cannot be picked for the final ranking, which never ranks them (the pick was dropped silently)
+    sub = me["submissions"][0]["id"]
+    r = service.client.post(f"/api/tasks/t1/submissions/{sub}/choose", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 409 and "not on the leaderboard" in r.json()["detail"]
 
 
 def _all_text(service: Service, token: str) -> str:

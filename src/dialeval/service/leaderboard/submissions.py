@@ -153,7 +153,8 @@ def submit(db: Database, team: Team, task_name: str, data: bytes, filename: str,
 
 
 def choose(db: Database, team: Team, task_name: str, submission_id: int) -> dict:
-    """Mark one of the team's runs as its pick for the final ranking (else its latest run counts)."""
+    """Mark one of the team's runs as its pick for the final ranking (else its latest run counts); a run uploaded
+    not on the leaderboard cannot be chosen (409): the board never ranks it."""
     task = get_task(db, task_name)
     with db.write() as s:
         closed_at = s.scalar(select(Task.closed_at).where(Task.id == task.id).with_for_update(read=True))
@@ -163,6 +164,9 @@ def choose(db: Database, team: Team, task_name: str, submission_id: int) -> dict
         sub = s.get(Submission, submission_id) if 1 <= submission_id <= 2**31 - 1 else None
         if sub is None or sub.team_id != team.id or sub.task_id != task.id:
             raise NotFound(f"your team has no submission {submission_id} to task {task.name!r}")
+        if not sub.on_leaderboard:  # the board never shows such a run: the pick would be dropped without a word
+            raise Conflict(f"submission {submission_id} was uploaded not on the leaderboard, which never ranks it; "
+                           "choose a run uploaded on the leaderboard")
         s.execute(update(Submission).where(Submission.task_id == task.id, Submission.team_id == team.id)
                   .values(chosen=False))
         sub.chosen = True
