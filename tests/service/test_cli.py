@@ -123,6 +123,51 @@ def test_admin_errors_are_one_line(sqlite_url, tmp_path, capsys):
     assert "no time zone" in capsys.readouterr().err
 
 
+def test_a_database_that_cannot_be_this_services_is_one_line(tmp_path, capsys, monkeypatch):
+    """Not an SQLite file (a gold file given by mistake), a schema from a newer dialeval, a PostgreSQL URL without
+    a database (it used the user's default database and created the schema there), an empty URL (it fell back to
+    the SQLite file here): each one line, exit 2, and nothing created."""
+    import sqlite3
+
+    gold = tmp_path / "gold.json"
+    gold.write_text("[]")
+    newer = tmp_path / "newer.sqlite"
+    assert cli(["admin", "list-tasks", "--database-url", f"sqlite:///{newer}"]) == 0
+    with sqlite3.connect(newer) as c:
+        c.execute("update alembic_version set version_num = '0099'")
+    capsys.readouterr()
+    for url, message in [(f"sqlite:///{gold}", "cannot open the database"),
+                         (f"sqlite:///{newer}", "was written by a newer dialeval"),
+                         ("postgresql://postgres@127.0.0.1:5432", "names no database; give one"),
+                         ("", "the database URL is empty")]:
+        assert cli(["admin", "list-tasks", "--database-url", url]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {message}") or message in err, err
+        assert err.count("\n") == 1
+    monkeypatch.setenv("DIALEVAL_DATABASE_URL", " ")
+    monkeypatch.chdir(tmp_path)
+    assert cli(["admin", "list-tasks"]) == 2 and "the database URL is empty" in capsys.readouterr().err
+    assert gold.read_text() == "[]" and not (tmp_path / "dialeval-service.sqlite").exists()
+
+
+def test_organiser_inputs_the_database_or_the_export_would_choke_on(sqlite_url, tmp_path, capsys):
+    """An engine named by a common word ('you' became SYSTEM_NAME in every turn), an invitation label past its
+    200 characters (cut silently), a seed past PostgreSQL's integer, an engine address past its column."""
+    db = ["--database-url", sqlite_url]
+    for argv, message in [
+        (["admin", "create-collection", "c1", "--engine", "builtin:echo", "--engine-name", "you"],
+         "engine name 'you' is not allowed: the exported chats replace"),
+        (["admin", "create-collection", "c1", "--engine", "builtin:echo", "--engine-name", "I"],
+         "engine name 'I' is not allowed"),
+        (["admin", "invite-teams", "2", "--label", "x" * 201], "allowed is a text of at most 200 characters"),
+        (["admin", "create-collection", "c2", "--engine", "http://127.0.0.1:9/" + "p" * 1100],
+         "allowed is a text of at most 1000 characters"),
+    ]:
+        assert cli([*argv, *db]) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+
+
 def test_client_reports_an_unreachable_server(capsys, tmp_path):
     f = tmp_path / "r.json"
     f.write_bytes(dumps(RUN))

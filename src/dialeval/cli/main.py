@@ -12,13 +12,15 @@ import typer
 
 from dialeval.errors import DialevalError, describe, quote
 
+HELP_OPTIONS = ("-h", "--help")
+
 app = typer.Typer(
     name="dialeval",
     help="Evaluate dialogue systems against the distribution of many annotators' judgements.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": list(HELP_OPTIONS)},
 )
 
 # Each module adds its commands to `app` through its `register(app)`; a new command group is one more
@@ -120,6 +122,13 @@ def _tidy_help(cmd: click.Command) -> click.Command:
                 p.help = f"{help_text.rstrip()} Choices: {', '.join(choices)}.".lstrip()
     if cmd.help:
         cmd.help = reflow(cmd.help)
+    try:  # the help option is made (and cached) on first use: made here, it is tidied like the other flags
+        ctx = cmd.context_class(cmd, help_option_names=list(HELP_OPTIONS))
+        helper = cmd.get_help_option(ctx)
+        if helper is not None and getattr(helper, "is_flag", False):
+            helper.metavar = ""
+    except (AttributeError, TypeError):  # a click or typer without this API: their help shows no value anyway
+        pass
     for sub in getattr(cmd, "commands", {}).values():
         _tidy_help(sub)
     return cmd

@@ -111,8 +111,15 @@ def _env_scoring() -> int:
 
 
 def database_url(url: str | None = None) -> str:
-    """The database URL: the one given, else ``$DIALEVAL_DATABASE_URL``, else a SQLite file here."""
-    return url or os.environ.get(URL_ENV) or DEFAULT_URL
+    """The database URL: the one given, else ``$DIALEVAL_DATABASE_URL``, else a SQLite file here. An empty one,
+    given or set, is an error (it fell back to the SQLite file here: a team registered in the wrong database)."""
+    from dialeval.errors import DialevalError
+
+    given = url if url is not None else os.environ.get(URL_ENV)
+    if given is not None and not given.strip():
+        raise DialevalError("the database URL is empty (--database-url or $" + URL_ENV + "); give sqlite:///FILE or "
+                            "postgresql+psycopg://USER@HOST:PORT/DB, or leave both unset for " + DEFAULT_URL)
+    return given or DEFAULT_URL
 
 
 @dataclass

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from sqlalchemy import DateTime, Index, Integer, String, TypeDecorator, UniqueConstraint, create_engine, event
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from dialeval.errors import DialevalError
@@ -128,6 +128,10 @@ def check_url(url: str) -> str:
     if u.get_backend_name() not in ("sqlite", "postgresql"):
         raise DialevalError(f"database backend {u.get_backend_name()!r} is not supported; allowed are "
                             "sqlite, postgresql")
+    if u.get_backend_name() == "postgresql" and not u.database:
+        raise DialevalError(f"database URL {make_url(url).render_as_string(hide_password=True)!r} names no database; "
+                            "give one: postgresql+psycopg://USER@HOST:PORT/DB (without it PostgreSQL would use the "
+                            "user's default database)")
     if u.get_backend_name() == "sqlite" and u.database in (None, "", ":memory:"):
         raise DialevalError(f"database URL {url!r} is an in-memory SQLite database, which loses every "
                             "submission on restart; give a file: sqlite:///FILE")
@@ -157,13 +161,20 @@ class Database:
         else:
             self.engine = create_engine(self.url, pool_size=10, max_overflow=40, pool_pre_ping=True)
         if migrate:
+            from alembic.util.exc import CommandError
+
             from dialeval.service.migrate import upgrade
             try:
                 upgrade(self.engine)
-            except OperationalError as e:
+            except DBAPIError as e:  # unreachable, refused, not a database file ("file is not a database")
                 self.engine.dispose()
                 reason = " ".join(str(e.orig or e).split())[:300]
                 raise DialevalError(f"cannot open the database {self!r}: {reason}") from None
+            except CommandError as e:  # alembic: a revision this dialeval does not know
+                self.engine.dispose()
+                raise DialevalError(f"the database {self!r} was written by a newer dialeval (its schema is at a "
+                                    f"revision this one does not know: {' '.join(str(e).split())[:200]}); use that "
+                                    "version, or another database") from None
 
     def __repr__(self) -> str:
         return f"Database({make_url(self.url).render_as_string(hide_password=True)!r})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from annotation_support import chats_corpus
 
 from dialeval.corpus import Corpus, Dialogue, Turn
@@ -98,6 +99,13 @@ def test_excluded_annotators_are_refused_and_their_items_return(pj):
     projects.exclude_annotator(pj.db, "p1", "A001", pj.clock())
     assert pj.call("POST", "/api/annotation/p1/next", a).status_code == 403
     assert _next(pj, b)["done"] is False
+    from dialeval.service.errors import Conflict, Invalid  # excluded twice: said, not "excluded" again
+
+    with pytest.raises(Conflict, match="A001 is excluded from 'p1' already"):
+        projects.exclude_annotator(pj.db, "p1", "A001", pj.clock())
+    for seed in (-1, 2**31, 99999999999, True):  # past PostgreSQL's integer column: a 500 there
+        with pytest.raises(Invalid, match=r"seed .* is not allowed; allowed are integers 0..2147483647"):
+            projects.create_project(pj.db, "s1", chats_corpus(1), "wochat", 1, pj.clock(), seed=seed)
 
 
 def test_script_utterances_and_guidelines_render_as_text(pj):

@@ -35,9 +35,10 @@ def test_alive_window():
 
 
 def test_ids_and_names():
-    for name in ("IRIS", "bot", "TickTock", "a.b-c", "x"):
+    for name in ("IRIS", "bot", "TickTock", "a.b-c", "xy"):
         assert ID_PATTERN.match(S.dialogue_id(S.check_engine_name(name), 7))
-    for bad in ("gpt4", "1bot", "my_bot", "human", "HUMAN", "", "a b", "x" * 33, "<b>"):
+    # ... and no name the export would find in every turn (as SYSTEM_NAME): one letter, a common word
+    for bad in ("gpt4", "1bot", "my_bot", "human", "HUMAN", "", "a b", "x" * 33, "<b>", "x", "you", "I", "Thanks"):
         with pytest.raises(Invalid):
             S.check_engine_name(bad)
     assert S.dialogue_id("IRIS", 99999) == "IRIS99999"

@@ -99,6 +99,8 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
     if empty:
         raise Invalid(f"{len(empty)} dialogue(s) have nothing to label with scheme {sch.name!r} (e.g. "
                       f"{empty[0]!r}: no turn of the senders it labels)")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**31 - 1):
+        raise Invalid(f"seed {describe(seed)} is not allowed; allowed are integers 0..2147483647 (or none: random)")
     seed = secrets.randbits(31) if seed is None else int(seed)
     ties = policy.tie_order(seed, len(corpus.dialogues))
     with db.write() as s:
@@ -531,8 +533,10 @@ def exclude_annotator(db: Database, name: str, ref: str, now: datetime) -> dict:
     a = find_annotator(db, p, ref)
     with db.write() as s:
         _lock_project(s, p.id)
-        s.execute(update(Annotator).where(Annotator.id == a.id, Annotator.excluded_at.is_(None))
-                  .values(excluded_at=now))  # first: next_assignment locks annotator, then item
+        done = s.execute(update(Annotator).where(Annotator.id == a.id, Annotator.excluded_at.is_(None))
+                         .values(excluded_at=now))  # first: next_assignment locks annotator, then item
+        if done.rowcount == 0:
+            raise Conflict(f"annotator {policy.annotator_id(a.number)} is excluded from {p.name!r} already")
         rows = list(s.scalars(select(Assignment).where(Assignment.annotator_id == a.id,
                                                        Assignment.state.in_((*policy.LIVE, "expired")))
                               .order_by(Assignment.item_id).with_for_update()))

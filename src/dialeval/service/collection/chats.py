@@ -38,6 +38,11 @@ _engines: dict[tuple, object] = {}
 # ---------------------------------------------------------------------------------------------- collections
 
 
+MAX_ENGINE_SPEC = 1000
+MAX_ENGINE_MODEL = 200
+"""The longest engine address and model name a collection stores (its columns' widths)."""
+
+
 def create_collection(db: Database, name: str, engine_spec: str | None, now: datetime, *, engine_model: str = "",
                       engine_name: str | None = None, max_turns: int = 20, human_human: bool = False,
                       timeout_s: float = DEFAULT_TIMEOUT_S) -> Collection:
@@ -56,6 +61,12 @@ def create_collection(db: Database, name: str, engine_spec: str | None, now: dat
     else:
         if not engine_spec:
             raise Invalid("a human-machine collection needs an engine (--engine), e.g. builtin:retrieval")
+        for what, value, most in (("engine", engine_spec, MAX_ENGINE_SPEC), ("engine model", engine_model or "",
+                                                                             MAX_ENGINE_MODEL)):
+            if not isinstance(value, str) or len(value) > most or (what == "engine model" and value
+                                                                    and not value.strip()):
+                raise Invalid(f"{what} {describe(value)} is not allowed; allowed is a text of at most {most} "
+                              "characters" + (" that is not blank" if what == "engine model" else ""))
         try:
             make_engine(engine_spec, engine_model or "", timeout_s)
         except DialevalError as e:

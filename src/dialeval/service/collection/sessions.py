@@ -120,6 +120,9 @@ def check_engine_name(name: str) -> str:
         raise Invalid(f"engine name {name!r} is not allowed; use 1-32 letters, digits, '.' or '-', starting with a "
                       "letter and not ending in a digit (it starts every dialogue id, e.g. IRIS00042), "
                       f"and not {HUMAN!r}")
+    if (len(name) == 1 and _matches_any(name, string.ascii_letters)) or _common_words_only(name):
+        raise Invalid(f"engine name {name!r} is not allowed: the exported chats replace the engine's name wherever "
+                      "it stands as a word (SYSTEM_NAME), and it is a common word or a single letter; use a name")
     return name
 
 
