@@ -168,6 +168,14 @@ def test_organiser_inputs_the_database_or_the_export_would_choke_on(sqlite_url, 
         assert message in err and err.count("\n") == 1, err
 
 
+def test_a_task_whose_deadline_has_passed_is_created_with_a_warning(sqlite_url, capsys):
+    from dialeval.cli.demo import demo_dir
+
+    assert cli(["admin", "create-task", "late", "--subtask", "quality", "--gold", str(demo_dir() / "gold.json"),
+                "--deadline", "2020-01-01T00:00Z", "--database-url", sqlite_url]) == 0
+    assert "warning: task late: its deadline 2020-01-01T00:00:00+00:00 has passed already" in capsys.readouterr().err
+
+
 def test_client_reports_an_unreachable_server(capsys, tmp_path):
     f = tmp_path / "r.json"
     f.write_bytes(dumps(RUN))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import choice_enum, err, out
+from dialeval.cli._common import choice_enum, err, out, warn
 from dialeval.cli.serve import DB_HELP
 from dialeval.errors import DialevalError
 from dialeval.service.config import database_url, utcnow
@@ -74,6 +74,9 @@ def create_task_cmd(
                       public_fraction=public_fraction, seed=seed, daily_limit=daily_limit,
                       total_limit=total_limit, deadline=_parse_deadline(deadline), rank_by=rank_by)
     info = tasks.task_info(t)
+    if t.deadline is not None and t.deadline <= utcnow():
+        warn(f"task {t.name}: its deadline {t.deadline.isoformat()} has passed already: every upload will be "
+             "refused (409)")
     split = "from the server's secret" if seed is None else f"from seed {seed}: reproducible, not secret"
     err.print(f"task {t.name}: {info['dialogues']} dialogues, {info['public_dialogues']} public before close "
               f"(split {split}); quota {daily_limit}/day, {total_limit} in all; ranked by {t.rank_by}", markup=False)

@@ -104,11 +104,13 @@ def annotation_status(db: Database, name: str) -> dict:
 
 def status_table(st: dict) -> list[str]:
     """The status as lines of text (``annotation-status --format table``)."""
+    per = st["seconds_per_item"]
     lines = [f"project {st['project']} (scheme {st['scheme']}, k = {st['overlap']}): {st['complete_items']} of "
              f"{st['items']} items complete, {st['finished_annotations']} of {st['needed_annotations']} annotations "
              f"({100 * st['progress']:.1f}%)",
              "items by finished annotations: " + ", ".join(f"{k}: {v}" for k, v in st["items_by_finished"].items()),
-             f"seconds per item: median {st['seconds_per_item']['median']}, mean {st['seconds_per_item']['mean']}",
+             "seconds per item: " + ("none finished yet" if per["median"] is None else
+                                     f"median {per['median']}, mean {per['mean']}"),
              "Krippendorff's alpha so far:"]
     for scale, a in st["alpha"].items():
         val = "undefined" if a["alpha"] is None else f"{a['alpha']:.3f}"
