@@ -89,27 +89,6 @@ def load_estimator(model: str | os.PathLike | None):
     return est
 
 
-class _Compatible(Exception):
-    """Raised by :class:`_NoPredict` instead of predicting: every check before the prediction passed."""
-
-
-class _NoPredict:
-    """A model whose ``predict`` raises :class:`_Compatible`: :func:`dialeval.models.run_records` run with it
-    makes its model/corpus checks and nothing else."""
-
-    def __init__(self, est) -> None:
-        self.__dict__["_est"] = est
-
-    def __getattr__(self, name: str):
-        return getattr(self._est, name)
-
-    def __setattr__(self, name: str, value) -> None:
-        pass  # run_records sets and restores ``progress``: leave the real model alone
-
-    def predict(self, *args, **kwargs):
-        raise _Compatible
-
-
 _PROBE = [{"id": "dialeval-check", "turns": [{"sender": "customer", "utterances": ["?"]},
                                               {"sender": "helpdesk", "utterances": ["?"]}]}]
 """One STC-3 dialogue: what :func:`check_model` asks the single-file checks about (never predicted)."""
@@ -117,8 +96,8 @@ _PROBE = [{"id": "dialeval-check", "turns": [{"sender": "customer", "utterances"
 
 def check_model(est, subtasks: tuple[str, ...], source: str | os.PathLike | None = None) -> None:
     """An error when ``est`` cannot predict ``subtasks`` of STC-3 dialogues: the checks of the single-file
-    path (:func:`dialeval.models.run_records`: a model of other scales, a model trained for other subtasks),
-    made before any shard is read or written, without predicting anything.
+    path (:func:`dialeval.models.check_predictable`: a model of other scales, a model trained for other
+    subtasks), made before any shard is read or written.
 
     Raises
     ------
@@ -126,13 +105,11 @@ def check_model(est, subtasks: tuple[str, ...], source: str | os.PathLike | None
         The single-file path's error, naming ``source`` (the dialogues, e.g. the first shard) as its file.
     """
     from dialeval.io.stc3 import read_stc3
-    from dialeval.models import run_records
+    from dialeval.models import check_predictable
 
     where = None if source is None else str(source)
     try:
-        run_records(read_stc3(_PROBE), _NoPredict(est), subtasks, check_training=False)
-    except _Compatible:
-        pass
+        check_predictable(read_stc3(_PROBE), est, subtasks)
     except DialevalError as e:
         raise DialevalError(e.message, file=where or e.file, dialogue=e.dialogue, field=e.field) from None
     if est.scales:  # a model of other scales that a transfer maps onto STC-3's: not what a shard's records hold

@@ -210,24 +210,38 @@ def predict(dialogues: Corpus | list | str | os.PathLike, model: Estimator | str
     return records
 
 
+def check_predictable(corpus: Corpus, est: Estimator, subtasks: tuple[str, ...] = SUBTASKS) -> bool:
+    """The checks :func:`run_records` makes before predicting, alone: an error when ``est`` cannot predict
+    ``subtasks`` of STC-3 dialogues (trained for other subtasks), or knows no scale of ``corpus`` nor a compatible
+    one (:func:`dialeval.models.transfer.plan`). Returns whether the run is STC-3 records (a model of STC-3 on
+    STC-3 dialogues) rather than the per-item layout of the corpus's other scales."""
+    if est.scales or not has_subtasks(check_corpus(corpus)):
+        from dialeval.models.transfer import plan
+
+        plan(corpus, est)
+        return False
+    lacking = [s for s in subtasks if s not in est.subtasks]
+    if lacking:
+        raise DialevalError(f"the {est.kind} model was trained for {', '.join(est.subtasks)} only; it cannot "
+                            f"predict {', '.join(lacking)} (ask for {est.subtasks[0]} only: "
+                            f"--subtask {est.subtasks[0]}, or subtask={est.subtasks[0]!r} in Python)")
+    return True
+
+
 def run_records(corpus: Corpus, est: Estimator, subtasks: tuple[str, ...] = SUBTASKS, *,
                 progress: bool | None = None, check_training: bool = True) -> list[dict]:
     """A fitted model's predictions on ``corpus`` as the records of a run that :func:`dialeval.evaluate`
     scores against the corpus's gold: STC-3 records of ``subtasks`` for a model of STC-3 on STC-3 dialogues,
     the per-item layout of the corpus's other scales otherwise (:mod:`dialeval.models.transfer`)."""
+    stc3 = check_predictable(corpus, est, subtasks)
     saved = est.progress
     if progress is not None:
         est.progress = progress
     try:
-        if est.scales or not has_subtasks(check_corpus(corpus)):
+        if not stc3:
             from dialeval.models.transfer import predict_turn_scales
 
             return predict_turn_scales(corpus, est, check_training=check_training)
-        lacking = [s for s in subtasks if s not in est.subtasks]
-        if lacking:
-            raise DialevalError(f"the {est.kind} model was trained for {', '.join(est.subtasks)} only; it cannot "
-                                f"predict {', '.join(lacking)} (ask for {est.subtasks[0]} only: "
-                                f"--subtask {est.subtasks[0]}, or subtask={est.subtasks[0]!r} in Python)")
         table = TurnTable.from_corpus(corpus)
         return est.predict(table, check_training=check_training).select(subtasks).to_records(table)
     finally:
