@@ -177,14 +177,14 @@ def connect(scheduler: str, workers: int | None, shards: int | None = None) -> t
 
     ``"local"`` starts ``workers`` processes (default :func:`dialeval.threads.default_threads`), at most
     ``shards`` (a warning line on stderr when an explicit ``workers`` is cut). An address must answer as a
-    Dask scheduler within :data:`CONNECT_TIMEOUT`, and have a worker within that time again.
+    Dask scheduler within :data:`CONNECT_TIMEOUT`, and have a worker within that time again. ``scheduler`` and
+    ``workers`` are checked by the caller first (:func:`check_scheduler`, before the model is loaded).
 
     Raises
     ------
     DialevalError
-        For a bad address or worker count (:func:`check_scheduler`), and every failure to connect.
+        For every failure to connect.
     """
-    check_scheduler(scheduler, workers)
     if scheduler == "local":
         n = workers if workers is not None else default_threads()
         if shards is not None and n > max(shards, 1):
@@ -212,16 +212,10 @@ def connect(scheduler: str, workers: int | None, shards: int | None = None) -> t
 
 def run_distributed(plan, scheduler: str, *, workers: int | None = None, fail_fast: bool = False,
                     progress: bool | None = None) -> None:
-    """Predict ``plan.todo`` (a :class:`dialeval.pipeline.Plan`) on a Dask cluster, recording each shard as
-    it finishes. Every check (address, model, connection, workers) comes before anything is written."""
-    from dialeval.pipeline import check_model, load_estimator
-
-    check_scheduler(scheduler, workers)
-    if not plan.todo:
-        plan.write()
-        return
-    # the model is loaded and checked here first: its errors are one line, not a worker's traceback
-    check_model(load_estimator(plan.model), plan.subtasks, plan.todo[0][0])
+    """Predict ``plan.todo`` (a :class:`dialeval.pipeline.Plan`, not empty) on a Dask cluster, recording each
+    shard as it finishes. :func:`dialeval.pipeline.run_plan` has checked the address (:func:`check_scheduler`)
+    and the model (:func:`dialeval.pipeline.check_model`) first; the connection and the workers' loading of the
+    model are checked here, still before anything is written."""
     client, cluster = connect(scheduler, workers, shards=len(plan.todo))
     try:
         threads = 1 if cluster is not None else None

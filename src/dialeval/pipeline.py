@@ -334,19 +334,21 @@ def run_plan(plan: Plan, *, scheduler: str | None = None, workers: int | None = 
     is loaded and checked (:func:`check_model`), and a cluster reached, before anything is written: a run that
     fails then leaves ``plan.out`` as it was."""
     if scheduler is not None:
-        from dialeval.distributed import run_distributed
+        from dialeval.distributed import check_scheduler, run_distributed
 
-        run_distributed(plan, scheduler, workers=workers, fail_fast=fail_fast, progress=progress)
-        return plan.manifest()
-    if workers is not None:
+        check_scheduler(scheduler, workers)
+    elif workers is not None:
         raise DialevalError(f"--workers {workers} needs --scheduler local (or a cluster address)")
     if not plan.todo:
         plan.write()
         return plan.manifest()
-    from dialeval import progress as _progress
-
     est = load_estimator(plan.model)
     check_model(est, plan.subtasks, plan.todo[0][0])  # before anything is written: a failure leaves --out as it was
+    if scheduler is not None:  # the workers load the model themselves; its errors were one line here first
+        run_distributed(plan, scheduler, workers=workers, fail_fast=fail_fast, progress=progress)
+        return plan.manifest()
+    from dialeval import progress as _progress
+
     plan.write()
     total = plan.total() if _progress.enabled(progress) else None
     with _progress.bar(f"predicting {len(plan.todo)} shard(s)", total, progress=progress) as bar:
