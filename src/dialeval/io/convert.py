@@ -9,7 +9,7 @@ from dialeval.errors import DialevalError
 from dialeval.io import stc3
 from dialeval.io.formats import get as get_format
 from dialeval.io.formats import writable
-from dialeval.io.writers import WriteReport, map_senders, restore_source_ids
+from dialeval.io.writers import WriteReport, map_senders, refuse_or_drop_labels, restore_source_ids
 
 
 def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, str] | None = None,
@@ -26,12 +26,8 @@ def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, st
     report.files = [str(path)]
     ok = set(stc3.stc3_scales())
     other = [n for n in corpus.scales if n not in ok and _labelled(corpus, n)]
-    if other and not drop_labels:
-        raise DialevalError("cannot write as STC-3 JSON, which holds quality A/S/E and nugget types only: the corpus "
-                            "has labels on " + ", ".join(other) + "; to write it without them, --drop-labels (in "
-                            "Python drop_labels=True)", file=corpus.source)
-    if other:
-        report.dropped.append("labels of scale(s) " + ", ".join(other))
+    refuse_or_drop_labels(other, drop_labels, report, "STC-3 JSON, which holds quality A/S/E and nugget types only",
+                          corpus.source)
     keep = [n for n in corpus.scales if n in ok]
     dialogues = [Dialogue(d.id, [Turn(t.sender, list(t.utterances),
                                       {k: v for k, v in t.labels.items() if k in keep}, t.annotators, dict(t.meta))

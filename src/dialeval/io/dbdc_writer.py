@@ -33,8 +33,10 @@ from dialeval.io.writers import (
     DBDC_DIALOGUE_FIELDS,
     DBDC_TURN_FIELDS,
     WriteReport,
+    carries,
     dbdc_fields,
     map_senders,
+    refuse_or_drop_labels,
     restore_source_ids,
     write_folder,
 )
@@ -70,7 +72,7 @@ def _lost_wochat(d: Dialogue, lost: Counter) -> None:
 
     def count(tags: list[dict] | None, fields: tuple[str, ...], where: str) -> None:
         for t in tags or []:
-            if t.get("tag") not in fields or "xml" in t or t.get("attrib"):
+            if not carries(t, fields):
                 lost[f"<{t.get('tag')}> of {where}"] += 1
 
     count(d.meta.get("tags"), DBDC_DIALOGUE_FIELDS, "a dialogue")
@@ -121,13 +123,8 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
         corpus = _validity_as_breakdown(corpus, report)
         labelled = _labelled_scales(corpus)
     other = [n for n in labelled if n != BREAKDOWN]
-    if other and not drop_labels:
-        raise DialevalError("cannot write as DBDC logs, which hold breakdown labels (O, T, X) only: the corpus has "
-                            "labels on " + ", ".join(other) + "; to write it without them, --drop-labels (in Python "
-                            "drop_labels=True)",
-                            file=corpus.source)
-    if other:
-        report.dropped.append("labels of scale(s) " + ", ".join(other))
+    refuse_or_drop_labels(other, drop_labels, report, "DBDC logs, which hold breakdown labels (O, T, X) only",
+                          corpus.source)
     files, used = [], set()
     lost = Counter()
     for d in corpus:

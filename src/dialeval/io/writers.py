@@ -44,19 +44,34 @@ class WriteReport:
             out.append(f"labels of scale {self.mapped_scale!r} mapped in order: "
                        + ", ".join(f"{k} -> {v}" for k, v in self.mapping.items()))
         if self.renamed_ids:
-            ex = ", ".join(f"{quote(a)} -> {quote(b)}" for a, b in list(self.renamed_ids.items())[:3])
             out.append(f"{len(self.renamed_ids)} dialogue id(s) renamed to fit the WOCHAT pattern ({ID_RULE}); "
-                       f"the original id is kept in <source_id>: {ex}" + (", ..." if len(self.renamed_ids) > 3 else ""))
+                       f"the original id is kept in <source_id>: {_examples(self.renamed_ids)}")
         if self.restored_ids:
-            ex = ", ".join(f"{quote(a)} -> {quote(b)}" for a, b in list(self.restored_ids.items())[:3])
             out.append(f"{len(self.restored_ids)} dialogue id(s) written as the original id kept in the WOCHAT "
-                       f"<source_id>: {ex}" + (", ..." if len(self.restored_ids) > 3 else ""))
+                       f"<source_id>: {_examples(self.restored_ids)}")
         if self.replaced_names:
             out.append(f"{self.replaced_names} occurrence(s) of declared speaker names replaced by their tag "
                        "(SYSTEM_NAME, USER_NAME...) as the guidelines require")
         if self.dropped:
             out.append("dropped (not representable): " + "; ".join(self.dropped))
         return out + self.notes
+
+
+def _examples(ids: dict[str, str]) -> str:
+    """The first three ``old -> new`` of a renaming, quoted, and ``...`` when there are more."""
+    return ", ".join(f"{quote(a)} -> {quote(b)}" for a, b in list(ids.items())[:3]) + (", ..." if len(ids) > 3 else "")
+
+
+def refuse_or_drop_labels(scales: list[str], drop_labels: bool, report: WriteReport, target: str,
+                          file: str | None) -> None:
+    """Labels of ``scales`` that the ``target`` format cannot hold: an error unless ``drop_labels`` (the
+    ``--drop-labels`` of ``corpus convert``), then listed in ``report.dropped``."""
+    if not scales:
+        return
+    if not drop_labels:
+        raise DialevalError(f"cannot write as {target}: the corpus has labels on " + ", ".join(scales)
+                            + "; to write it without them, --drop-labels (in Python drop_labels=True)", file=file)
+    report.dropped.append("labels of scale(s) " + ", ".join(scales))
 
 
 def map_senders(corpus: Corpus, sender_map: dict[str, str] | None, allowed: Callable[[str], bool], speakers: str,
@@ -91,12 +106,17 @@ def carried_value(value: object) -> str | None:
     return None
 
 
+def carries(tag: dict, fields: tuple[str, ...]) -> bool:
+    """Whether a kept WOCHAT tag is one of the DBDC ``fields`` the WOCHAT writer carries (a plain text tag)."""
+    return tag.get("tag") in fields and "xml" not in tag and not tag.get("attrib")
+
+
 def dbdc_fields(meta: dict, tags: list[dict] | None, fields: tuple[str, ...]) -> dict:
     """The DBDC ``fields`` of a dialogue, turn or annotation: from its metadata (a corpus read as DBDC) or from
     the WOCHAT kept tags of those names (a DBDC corpus written as WOCHAT and read back), in that order."""
     out = {k: meta[k] for k in fields if k in meta}
     for t in tags or []:
-        if t.get("tag") in fields and t["tag"] not in out and "xml" not in t and not t.get("attrib"):
+        if carries(t, fields) and t["tag"] not in out:
             out[t["tag"]] = t.get("text") or ""
     return out
 
