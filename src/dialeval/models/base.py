@@ -291,6 +291,27 @@ def damaged(detail: str, where: str | None = None) -> DialevalError:
                          file=where)
 
 
+_KINDS_OF_NUMBERS = {"f": "floating-point numbers", "i": "integers"}
+
+
+def expect_array(arrays: dict[str, np.ndarray], key: str, shape: tuple[int, ...], implied_by: str, *,
+                 shown: str | None = None, kind: str | None = None) -> np.ndarray:
+    """``arrays[key]`` of a model being loaded, checked: present, of ``shape`` (what ``implied_by`` implies), of
+    numpy dtype kind ``kind`` (``"f"`` or ``"i"``) when given, and finite where it holds floats; else a
+    :func:`damaged` error naming the array (as ``shown``, default ``key``)."""
+    name = key if shown is None else shown
+    a = arrays.get(key)
+    if a is None:
+        raise damaged(f"arrays.npz has no array {name!r}, which model.json's configuration needs")
+    if a.shape != shape:
+        raise damaged(f"array {name!r} has shape {a.shape}; {implied_by} imply {shape}")
+    if kind is not None and a.dtype.kind != kind:
+        raise damaged(f"array {name!r} is of type {a.dtype}; allowed are {_KINDS_OF_NUMBERS[kind]}")
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        raise damaged(f"array {name!r} holds values that are not finite numbers (NaN or infinite)")
+    return a
+
+
 def array_key(scale: TurnScale) -> str:
     """The name of a scale's state in a saved model (the names of the first save format, so that every saved
     model loads): ``<subtask>_<scale>`` for a dialogue-level scale of a subtask (``quality_A``), the labelled

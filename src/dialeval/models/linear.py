@@ -42,7 +42,15 @@ from typing import ClassVar
 import numpy as np
 
 from dialeval import progress as _progress
-from dialeval.models.base import Estimator, array_key, check_param, damaged, normalise_rows, register
+from dialeval.models.base import (
+    Estimator,
+    array_key,
+    check_param,
+    damaged,
+    expect_array,
+    normalise_rows,
+    register,
+)
 from dialeval.models.data import TurnTable
 from dialeval.models.features import position_features, sender_onehot
 from dialeval.models.turndata import ScaleArrays
@@ -440,7 +448,7 @@ class Linear(Estimator):
         """A :func:`~dialeval.models.base.damaged` error naming the first array whose shape does not agree with the
         others' and the learnt scales' (a head's weights span its features: the vectoriser's terms, x 3 for a turn
         with its neighbours, then the scaler's columns), or that holds a value that is not finite."""
-        width = {}
+        width, checked = {}, set()
         for name, vec, sc in (("turn", self.turn_vec, self.turn_scaler), ("dialogue", self.dlg_vec, self.dlg_scaler)):
             if (vec is None) != (sc is None):
                 raise damaged(f"arrays {name}_terms and {name}_mean come together; arrays.npz has one of them only")
@@ -449,8 +457,8 @@ class Linear(Estimator):
             V, D = len(arrays[f"{name}_terms"]), len(arrays[f"{name}_mean"])
             for key, shape in ((f"{name}_terms", (V,)), (f"{name}_idf", (V,)), (f"{name}_mean", (D,)),
                                (f"{name}_std", (D,))):
-                if arrays[key].shape != shape:
-                    raise damaged(f"array {key!r} has shape {arrays[key].shape}; the other arrays imply {shape}")
+                expect_array(arrays, key, shape, "the other arrays")
+                checked.add(key)
             width[name] = V * (3 if name == "turn" and self.params["context_weight"] > 0 else 1) + D
         for name, scale in self.learnt.items():
             key = array_key(scale)
@@ -461,10 +469,9 @@ class Linear(Estimator):
                 raise damaged(f"arrays.npz has no {part}_terms, which the head {key!r} reads")
             L = len(scale.levels)
             for k, shape in ((f"{key}_W", (L, width[part])), (f"{key}_b", (L,))):
-                if arrays[k].shape != shape:
-                    raise damaged(f"array {k!r} has shape {arrays[k].shape}; the scale's {L} levels and the "
-                                  f"{part} features' {width[part]} columns imply {shape}")
-        for key, a in arrays.items():
-            if a.dtype.kind == "f" and not np.isfinite(a).all():
+                expect_array(arrays, k, shape, f"the scale's {L} levels and the {part} features' {width[part]} columns")
+                checked.add(k)
+        for key, a in arrays.items():  # the arrays no shape is declared for: finite too
+            if key not in checked and a.dtype.kind == "f" and not np.isfinite(a).all():
                 raise damaged(f"array {key!r} holds values that are not finite numbers (NaN or infinite)")
 

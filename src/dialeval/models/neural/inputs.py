@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from dialeval.models import encoders
-from dialeval.models.base import damaged
+from dialeval.models.base import damaged, expect_array
 from dialeval.models.data import TurnTable
 from dialeval.models.turndata import ScaleArrays
 
@@ -114,14 +114,10 @@ class Lexical:
         k = int(config["dims"])
         V = len(arrays["terms"]) if "terms" in arrays else 0
         for name, shape in (("terms", (V,)), ("idf", (V,)), ("components", (k, V)), ("std", (k,))):
-            a = arrays.get(name)
-            if a is None:
-                raise damaged(f"arrays.npz has no array 'lexical/{name}', which model.json's configuration needs")
-            if a.shape != shape or not V:
-                raise damaged(f"array 'lexical/{name}' has shape {a.shape}; model.json's lexical dims = {k} and "
-                              f"the {V} terms of 'lexical/terms' imply {shape}")
-            if name != "terms" and (a.dtype.kind != "f" or not np.isfinite(a).all()):
-                raise damaged(f"array 'lexical/{name}' holds values that are not finite numbers")
+            expect_array(arrays, name, shape, f"model.json's lexical dims = {k} and the {V} terms of 'lexical/terms'",
+                         shown=f"lexical/{name}", kind=None if name == "terms" else "f")
+        if not V:
+            raise damaged("array 'lexical/terms' holds no term; the lexical part needs at least one")
         tfidf = _Tfidf(config["analyzer"], int(config["ngram_max"]), arrays["terms"], arrays["idf"])
         return cls(tfidf, arrays["components"].astype(np.float64), np.asarray(arrays["std"], dtype=np.float64))
 

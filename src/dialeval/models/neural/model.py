@@ -9,7 +9,7 @@ import numpy as np
 from dialeval import progress as _progress
 from dialeval.errors import DialevalError
 from dialeval.models import encoders
-from dialeval.models.base import Estimator, check_param, damaged, normalise_rows, register
+from dialeval.models.base import Estimator, check_param, damaged, expect_array, normalise_rows, register
 from dialeval.models.data import TurnTable
 from dialeval.models.features import POSITION_FEATURES, position_features, sender_onehot
 from dialeval.models.neural.inputs import (
@@ -429,17 +429,8 @@ class Neural(Estimator):
                     yield from ((f"{pre}{i}/{k}", shape) for k, shape in shapes.items())
 
         for key, shape in needed():
-            if key not in arrays:
-                raise damaged(f"arrays.npz has no array {key!r}, which model.json's configuration needs")
-            a = arrays[key]
-            if a.shape != shape:
-                raise damaged(f"array {key!r} has shape {a.shape}; model.json's parameters and configuration "
-                              f"imply {shape}")
-            if key[0] in "md" and a.dtype.kind not in ("i" if key.endswith(".delta") else "f"):
-                raise damaged(f"array {key!r} is of type {a.dtype}; allowed are "
-                              + ("integers" if key.endswith(".delta") else "floating-point numbers"))
-            if a.dtype.kind == "f" and not np.isfinite(a).all():
-                raise damaged(f"array {key!r} holds values that are not finite numbers (NaN or infinite)")
+            kind = ("i" if key.endswith(".delta") else "f") if key[0] in "md" else None
+            expect_array(arrays, key, shape, "model.json's parameters and configuration", kind=kind)
         if not (arrays["feat_std"] > 0).all():
             raise damaged("array 'feat_std' holds standard deviations that are not positive")
         if not self.finetune:
