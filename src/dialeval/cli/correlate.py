@@ -40,21 +40,18 @@ class View(StrEnum):
 
 
 def _check_options(B: int, seed: int, ci_level: float) -> None:
-    """-B, --seed and --ci-level, checked once before any work; the message names the option."""
-    from dialeval.stats._common import check_B, check_level
+    """-B, --seed and --ci-level, checked once before any work by the statistics' own checks; the message names
+    the option."""
+    from dialeval.stats._common import as_generator, check_B, check_level
 
-    try:
-        check_B(B)
-    except DialevalError:
-        raise DialevalError(f"-B: {describe(B)} is not allowed; allowed are integers >= 1 (bootstrap "
-                            "resamples; 2000 by default)") from None
-    try:
-        check_level(ci_level)
-    except DialevalError:
-        raise DialevalError(f"--ci-level: {describe(ci_level)} is not allowed; allowed are numbers in (0, 1), "
-                            "e.g. 0.95") from None
-    if seed < 0:
-        raise DialevalError(f"--seed: {describe(seed)} is not allowed; allowed are integers >= 0")
+    for option, check, value, allowed in (
+            ("-B", check_B, B, "integers >= 1 (bootstrap resamples; 2000 by default)"),
+            ("--ci-level", check_level, ci_level, "numbers in (0, 1), e.g. 0.95"),
+            ("--seed", as_generator, seed, "integers >= 0")):
+        try:
+            check(value)
+        except DialevalError:
+            raise DialevalError(f"{option}: {describe(value)} is not allowed; allowed are {allowed}") from None
 
 
 def _check_ids(auto: dict[str, float], corpus, scores: Path) -> int:
