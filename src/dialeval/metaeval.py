@@ -327,15 +327,14 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
             keys = list(auto)
             x = [auto[i] for i in keys]
             y = [hv.get(i) for i in keys]
-            used = len(ids)
-        else:
-            assert systems is not None
-            ids = [i for i in ids if i in systems]
-            a = system_means({i: auto[i] for i in ids}, systems)
-            h = system_means({i: hv[i] for i in ids}, systems)
+        else:  # a system-level job exists only when dialogues name systems
+            by_system = systems or {}
+            ids = [i for i in ids if i in by_system]
+            a = system_means({i: auto[i] for i in ids}, by_system)
+            h = system_means({i: hv[i] for i in ids}, by_system)
             keys = sorted(a)
             x, y = [a[k] for k in keys], [h[k] for k in keys]
-            used = len(ids)
+        used = len(ids)
         for method in methods:
             try:
                 c = correlate(x, y, method, level=ci_level, B=B, seed=seed)  # type: ignore[arg-type]
