@@ -43,11 +43,14 @@ def score(submission: object, gold: object, *, alpha: float = 0.5, strict: bool 
     check_options(alpha, average, rsnod_variant)
     if not isinstance(strict, bool):
         raise DialevalError(f"strict {describe(strict)} is not allowed; allowed are True and False")
-    if all(isinstance(x, str | os.PathLike) for x in (submission, gold)):
-        check_not_swapped(Path(submission), Path(gold), usage="evaluate(run, gold)")  # type: ignore[arg-type]
-    g = load_gold(gold, format=gold_format, blocks=blocks)
-    return score_aligned(g.read_run(submission), g, alpha=alpha, strict=strict, average=average,
-                         rsnod_variant=rsnod_variant)
+    try:
+        g = load_gold(gold, format=gold_format, blocks=blocks)
+        run = g.read_run(submission)
+    except DialevalError:  # only then are the files' formats probed: swapped arguments get their own message
+        if all(isinstance(x, str | os.PathLike) for x in (submission, gold)):
+            check_not_swapped(Path(submission), Path(gold), usage="evaluate(run, gold)")  # type: ignore[arg-type]
+        raise
+    return score_aligned(run, g, alpha=alpha, strict=strict, average=average, rsnod_variant=rsnod_variant)
 
 
 def evaluate(submission: object, gold: object, *, alpha: float = 0.5, strict: bool = False,
