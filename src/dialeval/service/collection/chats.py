@@ -25,7 +25,7 @@ from dialeval.errors import DialevalError, describe
 from dialeval.service import invitations
 from dialeval.service.collection import sessions
 from dialeval.service.collection.engines import DEFAULT_TIMEOUT_S, EngineError, default_name, make_engine
-from dialeval.service.collection.tables import ChatSession, ChatTurn, Collection
+from dialeval.service.collection.tables import MAX_ENGINE_MODEL, MAX_ENGINE_SPEC, ChatSession, ChatTurn, Collection
 from dialeval.service.db import Database, Invitation
 from dialeval.service.errors import Invalid, NotFound
 from dialeval.service.names import check_slug, is_slug
@@ -36,11 +36,6 @@ _engines: dict[tuple, object] = {}
 
 
 # ---------------------------------------------------------------------------------------------- collections
-
-
-MAX_ENGINE_SPEC = 1000
-MAX_ENGINE_MODEL = 200
-"""The longest engine address and model name a collection stores (its columns' widths)."""
 
 
 def create_collection(db: Database, name: str, engine_spec: str | None, now: datetime, *, engine_model: str = "",

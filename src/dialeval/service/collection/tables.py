@@ -13,6 +13,10 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from dialeval.service.db import Base, UTCDateTime
 
+MAX_ENGINE_SPEC = 1000
+MAX_ENGINE_MODEL = 200
+"""The longest engine address and model name a collection stores (checked by ``chats.create_collection``)."""
+
 
 class Collection(Base):
     __tablename__ = "collections"
@@ -20,8 +24,8 @@ class Collection(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
     human_human: Mapped[bool] = mapped_column(Boolean, default=False)
-    engine_spec: Mapped[str] = mapped_column(String(1000), default="")   # "" for human-human
-    engine_model: Mapped[str] = mapped_column(String(200), default="")
+    engine_spec: Mapped[str] = mapped_column(String(MAX_ENGINE_SPEC), default="")   # "" for human-human
+    engine_model: Mapped[str] = mapped_column(String(MAX_ENGINE_MODEL), default="")
     engine_name: Mapped[str] = mapped_column(String(32))                 # <system_name>; "human" for human-human
     engine_timeout_s: Mapped[float] = mapped_column(Float, default=30.0)
     max_turns: Mapped[int] = mapped_column(Integer)
