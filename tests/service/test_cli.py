@@ -159,7 +159,7 @@ def test_organiser_inputs_the_database_or_the_export_would_choke_on(sqlite_url, 
          "engine name 'you' is not allowed: the exported chats replace"),
         (["admin", "create-collection", "c1", "--engine", "builtin:echo", "--engine-name", "I"],
          "engine name 'I' is not allowed"),
-        (["admin", "invite-teams", "2", "--label", "x" * 201], "allowed is a text of at most 200 characters"),
+        (["admin", "invite-teams", "2", "--label", "x" * 201], "label has 201 characters; at most 200 are allowed"),
         (["admin", "create-collection", "c2", "--engine", "http://127.0.0.1:9/" + "p" * 1100],
          "allowed is a text of at most 1000 characters"),
     ]:

@@ -88,8 +88,9 @@ def create_invitations(db: Database, kind: str, target: str, count: int, now: da
         raise Invalid(f"invitation count {describe(count)} is not allowed; allowed are integers from 1 to {MAX_COUNT}")
     if not isinstance(target, str) or len(target) > 64:
         raise Invalid("invitation target must be a name of at most 64 characters")
-    if not isinstance(label, str) or len(label) > 200:
-        raise Invalid(f"label {describe(label)} is not allowed; allowed is a text of at most 200 characters")
+    from dialeval.service.teams import MAX_AFFILIATION, clean_text  # teams imports this module
+
+    label = clean_text(label, "label", MAX_AFFILIATION, required=False)  # as an admin token's label
     codes = [new_token(k.prefix) for _ in range(count)]
     with db.write() as s:
         for c in codes:
