@@ -14,7 +14,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0+src"
 
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, DialevalWarning
 from dialeval.scoring import PreparedGold, Scores, evaluate, load_gold, score
 
 
@@ -36,5 +36,5 @@ def predict_many(inputs, out, **kwargs):
     return _predict_many(inputs, out, **kwargs)
 
 
-__all__ = ["Corpus", "DialevalError", "Dialogue", "PreparedGold", "Scale", "Scores", "Turn", "__version__",
-           "evaluate", "load_gold", "predict", "predict_many", "read_corpus", "score"]
+__all__ = ["Corpus", "DialevalError", "DialevalWarning", "Dialogue", "PreparedGold", "Scale", "Scores", "Turn",
+           "__version__", "evaluate", "load_gold", "predict", "predict_many", "read_corpus", "score"]

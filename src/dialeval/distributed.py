@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
+import warnings
 from pathlib import Path
 
 from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
 
 from dialeval import progress as _progress
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, DialevalWarning, describe
 from dialeval.threads import default_threads
 
 PLUGIN = "dialeval-model"
@@ -189,8 +189,8 @@ def connect(scheduler: str, workers: int | None, shards: int | None = None) -> t
         n = workers if workers is not None else default_threads()
         if shards is not None and n > max(shards, 1):
             if workers is not None:
-                print(f"warning: --workers {workers}: starting {max(shards, 1)}, one per shard to predict",
-                      file=sys.stderr)
+                warnings.warn(f"--workers {workers}: starting {max(shards, 1)}, one per shard to predict",
+                              DialevalWarning, stacklevel=2)
             n = max(shards, 1)
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                                silence_logs=logging.CRITICAL)

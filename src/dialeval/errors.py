@@ -60,6 +60,12 @@ class DialevalError(ValueError):
                              field=self.field or field)
 
 
+class DialevalWarning(UserWarning):
+    """Something about the input or the settings the user should know that does not stop the work (a model
+    predicting its own training dialogues, too few resamples for the level asked). The CLI prints each as one
+    ``warning: ...`` line on stderr; in Python, :mod:`warnings` filters select them by this category."""
+
+
 def quote(text: object, limit: int = QUOTE_LIMIT) -> str:
     """A user's string as it may appear in a message: non-printable characters escaped, cut to ``limit``.
 

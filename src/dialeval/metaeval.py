@@ -314,7 +314,8 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
     for m in methods:
         if m not in METHODS:
             raise DialevalError(f"correlation method {describe(m)} is not allowed; allowed are " + ", ".join(METHODS))
-    B, ci_level = check_B(B), check_level(ci_level)
+    ci_level = check_level(ci_level)
+    B = check_B(B, level=ci_level)
     if not isinstance(seed, np.random.Generator):
         as_generator(seed)  # checks it
     if not auto:

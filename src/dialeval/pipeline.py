@@ -315,8 +315,8 @@ def predict_many(inputs: Iterable[str | os.PathLike] | str | os.PathLike, out: s
     workers : int, optional
         Worker processes of the local cluster (default: ``$DIALEVAL_THREADS``, else the number of CPUs this
         process may use: :func:`dialeval.threads.default_threads`). At most one per shard to predict is started
-        (a ``warning:`` line on stderr when a given ``workers`` is cut); above
-        :data:`dialeval.distributed.MAX_WORKERS_PER_CPU` per CPU is an error.
+        (a :class:`~dialeval.DialevalWarning` when a given ``workers`` is cut; the CLI prints it as a
+        ``warning:`` line); above :data:`dialeval.distributed.MAX_WORKERS_PER_CPU` per CPU is an error.
     fail_fast : bool
         Stop at the first dialogue that fails validation (default: reject it and go on).
     progress : bool, optional

@@ -122,3 +122,10 @@ def test_options_are_checked_before_anything_is_written(demo_runs, capsys):
     assert not mat.exists() and "bogus" in capsys.readouterr().err
     assert run([*argv, "--columns", "5"]) == 2
     assert "--columns 5 sets the panels per row of --plot" in capsys.readouterr().err
+
+
+def test_too_few_resamples_is_one_warning_line_per_rule(demo_runs, capsys):
+    assert run(["compare", str(demo_runs / "runs"), "--gold", str(demo_runs / "gold.json"), "-B", "5"]) == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning: B = 5")]
+    assert len(lines) == 2, lines   # the interval's rule and alpha's, each said once
+    assert "use B >= 40" in lines[0] + lines[1] and "use B >= 21" in lines[0] + lines[1]

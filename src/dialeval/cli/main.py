@@ -10,7 +10,8 @@ import sys
 import click
 import typer
 
-from dialeval.errors import DialevalError, describe, quote
+from dialeval.cli._common import warnings_as_lines
+from dialeval.errors import DialevalError, DialevalWarning, describe, quote
 
 HELP_OPTIONS = ("-h", "--help")
 
@@ -157,7 +158,8 @@ def _choices(p: click.Parameter) -> list[str]:
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit status (0 ok, 1 a failed check, 2 a user error)."""
     try:
-        rv = _tidy_help(typer.main.get_command(app)).main(args=argv, prog_name="dialeval", standalone_mode=False)
+        with warnings_as_lines(DialevalWarning):  # dialeval's own warnings read as `warning: ...` lines
+            rv = _tidy_help(typer.main.get_command(app)).main(args=argv, prog_name="dialeval", standalone_mode=False)
     except DialevalError as e:
         return _fail(str(e))
     except _EXITS as e:

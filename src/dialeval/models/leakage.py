@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, DialevalWarning
 
 SCHEME = "sha256-64/1"
 """Name of the fingerprint definition above, stored with the fingerprints (a model with another is not checked)."""
@@ -49,11 +49,11 @@ EXAMPLES = 3
 """How many matching ids a warning names."""
 
 
-class TrainingDataWarning(UserWarning):
+class TrainingDataWarning(DialevalWarning):
     """Some input dialogues were in the model's training data: their predictions measure memory, not skill."""
 
 
-class RepeatedDialoguesWarning(UserWarning):
+class RepeatedDialoguesWarning(DialevalWarning):
     """Some training dialogues are there more than once (the same turns, under one id or several): each copy is
     trained on, and in cross-validation copies under different ids can sit on both sides of a fold."""
 

@@ -14,7 +14,7 @@ wherever it draws random numbers; the same seed gives the same answer at any thr
 
 from __future__ import annotations
 
-from dialeval.stats._common import Interval
+from dialeval.stats._common import Interval, ResamplingWarning
 from dialeval.stats.anova import Anova2, anova2, effect_sizes
 from dialeval.stats.bootstrap import BootstrapCI, bootstrap_ci
 from dialeval.stats.comparison import (
@@ -36,8 +36,8 @@ from dialeval.stats.randomization import (
 )
 from dialeval.stats.ttest import TTest, paired_t_test
 
-__all__ = ["METHODS", "Anova2", "BootstrapCI", "Comparison", "Correlation", "Interval", "MeasureComparison",
-           "PairRow", "PairedRandomization", "RankAgreement", "RunRow", "TTest", "TukeyHSD", "anova2",
-           "bootstrap_ci", "compare_measures", "compare_runs_matrix", "correlate", "effect_sizes", "kendall_tau",
-           "not_different_groups", "paired_randomization_test", "paired_t_test", "randomized_tukey_hsd",
-           "rank_agreement"]
+__all__ = ["METHODS", "Anova2", "BootstrapCI", "Comparison", "Correlation", "Interval", "MeasureComparison", "PairRow",
+           "PairedRandomization", "RankAgreement", "ResamplingWarning", "RunRow", "TTest", "TukeyHSD",
+           "anova2", "bootstrap_ci", "compare_measures", "compare_runs_matrix", "correlate", "effect_sizes",
+           "kendall_tau", "not_different_groups", "paired_randomization_test", "paired_t_test",
+           "randomized_tukey_hsd", "rank_agreement"]

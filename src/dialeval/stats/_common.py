@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, DialevalWarning, describe
 
 Seed = int | np.random.Generator
 
@@ -60,10 +62,38 @@ def check_level(level: float) -> float:
     return float(level)
 
 
-def check_B(B: int, *, minimum: int = 1) -> int:
+class ResamplingWarning(DialevalWarning):
+    """Too few resamples (``B``) for the confidence level or significance level asked: the result is not the
+    quantile or the decision it claims to be (see :func:`check_B`)."""
+
+
+def check_B(B: int, *, minimum: int = 1, level: float | None = None, alpha: float | None = None) -> int:
+    """``B`` checked: an integer >= ``minimum``; a :class:`ResamplingWarning` when it cannot resolve what is asked.
+
+    Two closed-form rules, the points where a result stops meaning what it says:
+
+    - an interval at confidence ``level`` from ``B`` resamples has on average ``B (1 - level) / 2`` resamples
+      beyond each end; below 1, its ends are the most extreme resamples, not quantiles
+      (``B < 2 / (1 - level)``: 40 at 0.95, 200 at 0.99);
+    - a p-value counted over ``B`` random draws is a multiple of ``1 / B``; when ``1 / B >= alpha`` no p-value
+      but 0 falls below ``alpha`` (``B <= 1 / alpha``: 20 at 0.05).
+
+    These are floors, not recommendations: 1,000 or more resamples are usual for 95% intervals, and p-values
+    near ``alpha`` have a Monte Carlo error of about ``sqrt(alpha (1 - alpha) / B)``.
+    """
     if isinstance(B, bool) or not isinstance(B, int | np.integer) or minimum > B:
         raise DialevalError(f"B = {describe(B)} is not allowed; allowed are integers >= {minimum}")
-    return int(B)
+    B = int(B)
+    if level is not None and B * (1.0 - level) / 2.0 < 1.0:
+        need = math.ceil(round(2.0 / (1.0 - level), 9))
+        warnings.warn(f"B = {B} resamples leave {B * (1.0 - level) / 2.0:.2g} on average beyond each end of a "
+                      f"{level:g} interval, so its ends are the most extreme resamples, not quantiles; use B >= "
+                      f"{need} (1,000 or more is usual)", ResamplingWarning, stacklevel=3)
+    if alpha is not None and B * alpha <= 1.0:
+        need = math.floor(round(1.0 / alpha, 9)) + 1
+        warnings.warn(f"B = {B}: p-values are multiples of 1/B = {1.0 / B:.2g}, so none but 0 falls below alpha "
+                      f"= {alpha:g}; use B >= {need} (1,000 or more is usual)", ResamplingWarning, stacklevel=3)
+    return B
 
 
 def as_vector(x: object, what: str, *, allow_missing: bool = False) -> np.ndarray:

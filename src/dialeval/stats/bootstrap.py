@@ -93,7 +93,8 @@ def bootstrap_ci(x: object, level: float = 0.95, B: int = 10_000, seed: Seed = 0
     (0.25, True)
     """
     arr = as_vector(x, "x")
-    level, B = check_level(level), check_B(B)
+    level = check_level(level)
+    B = check_B(B, level=level)
     if arr.size < 2:
         raise DialevalError(f"x has {arr.size} value(s); a bootstrap interval needs at least 2")
     means = bootstrap_means(arr, B, as_generator(seed))

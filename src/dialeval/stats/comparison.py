@@ -180,7 +180,8 @@ def _check_alpha(alpha: float) -> float:
 
 def check_settings(B: int, seed: Seed, alpha: float, level: float) -> tuple[int, int, float, float]:
     """Checked ``(B, seed key, alpha, level)`` of a comparison (see :func:`compare_measures`)."""
-    return check_B(B), stream_key(seed), _check_alpha(alpha), check_level(level)
+    alpha, level = _check_alpha(alpha), check_level(level)
+    return check_B(B, level=level, alpha=alpha), stream_key(seed), alpha, level
 
 
 def _check_runs(runs: Sequence[str], m: int) -> tuple[str, ...]:

@@ -153,7 +153,8 @@ def correlate(auto: object, human: object, method: Method = "pearson", *, level:
                             + ", ".join(METHODS))
     if on_constant not in ("nan", "raise"):
         raise DialevalError(f"on_constant {describe(on_constant)} is not allowed; allowed are 'nan', 'raise'")
-    level, B = check_level(level), check_B(B)
+    level = check_level(level)
+    B = check_B(B, level=level)
     x = as_vector(auto, "auto", allow_missing=True)
     y = as_vector(human, "human", allow_missing=True)
     if x.size != y.size:
@@ -260,7 +261,8 @@ def rank_agreement(first: object, second: object, *, level: float = 0.95, B: int
     if a.shape != b.shape:
         raise DialevalError(f"first has shape {a.shape} and second {b.shape}; both must be the same dialogues "
                             "x runs")
-    level, B = check_level(level), check_B(B)
+    level = check_level(level)
+    B = check_B(B, level=level)
     m = a.shape[1]
     boot = bootstrap_column_means(np.hstack([a, b]), B, as_generator(seed))
     jack = jackknife_means(np.hstack([a, b]))

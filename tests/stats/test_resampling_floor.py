@@ -1,0 +1,57 @@
+"""Too few resamples for the level or alpha asked: a ResamplingWarning (a DialevalWarning), from one rule."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from dialeval import DialevalWarning
+from dialeval.stats import ResamplingWarning, bootstrap_ci, compare_measures, correlate, rank_agreement
+from dialeval.stats._common import check_B
+
+
+def _caught(fn):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        fn()
+    return [str(w.message) for w in seen if issubclass(w.category, ResamplingWarning)]
+
+
+@pytest.mark.parametrize(("B", "level", "warned"), [
+    (39, 0.95, True), (40, 0.95, False),       # 2 / (1 - 0.95) = 40: one resample beyond each end on average
+    (199, 0.99, True), (200, 0.99, False),
+    (1, 0.5, True), (4, 0.5, False),
+])
+def test_interval_floor_is_two_over_one_minus_level(B, level, warned):
+    said = _caught(lambda: check_B(B, level=level))
+    assert bool(said) is warned
+    if warned:
+        assert f"B = {B}" in said[0] and f"use B >= {round(2 / (1 - level))}" in said[0]
+
+
+@pytest.mark.parametrize(("B", "alpha", "warned"), [(20, 0.05, True), (21, 0.05, False), (100, 0.01, True),
+                                                    (101, 0.01, False)])
+def test_pvalue_floor_is_one_over_alpha(B, alpha, warned):
+    said = _caught(lambda: check_B(B, alpha=alpha))
+    assert bool(said) is warned
+    if warned:
+        assert f"1/B = {1 / B:.2g}" in said[0] and f"use B >= {round(1 / alpha) + 1}" in said[0]
+
+
+def test_category_is_dialevals_own():
+    assert issubclass(ResamplingWarning, DialevalWarning) and issubclass(DialevalWarning, UserWarning)
+
+
+def test_every_resampling_procedure_says_it():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=30), rng.normal(size=30)
+    a = rng.random((12, 4))
+    for call in (lambda: bootstrap_ci(x, B=10, seed=0),
+                 lambda: correlate(x, y, "pearson", B=10, seed=0),
+                 lambda: rank_agreement(a, a + 0.01, B=10, seed=0),
+                 lambda: compare_measures({"m": a}, ["r1", "r2", "r3", "r4"], B=10, seed=0)):
+        assert _caught(call), call
+    assert not _caught(lambda: bootstrap_ci(x, B=1000, seed=0))
+
