@@ -136,6 +136,17 @@ def test_cli_unknown_scale_error(dbdc_sample, tiny_gold, tmp_path, capsys):
     assert err.startswith("error:") and len(err.splitlines()) == 1 and "nugget_customer" in err
 
 
+def test_cli_folder_out_for_a_one_file_run_is_refused(dbdc_sample, tmp_path, capsys):
+    """``--out DIR/`` (a folder, by its slash) for what is one run file: refused before any work, naming a file."""
+    assert run(["train", str(dbdc_sample), "--out", str(tmp_path / "m"), "--model", "prior"]) == 0
+    capsys.readouterr()
+    out = f"{tmp_path / 'run'}/"
+    assert run(["predict", str(dbdc_sample), "--model", str(tmp_path / "m"), "--out", out]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: --out {out} ends in / (a folder)") and len(err.splitlines()) == 1
+    assert err.endswith(f"{tmp_path / 'run' / dbdc_sample.stem}.json") and not (tmp_path / "run").exists()
+
+
 def test_cli_to_dbdc_and_scores(dbdc_sample, tmp_path):
     m = tmp_path / "m"
     assert run(["train", str(dbdc_sample), "--out", str(m), "--model", "linear", "--param",

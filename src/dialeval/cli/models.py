@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shlex
 from enum import StrEnum
 from pathlib import Path
@@ -293,7 +294,7 @@ def register(app: typer.Typer) -> None:
                                               "WOCHAT, ConTurE, DSTC9; annotations are ignored). With a folder "
                                               "--out: STC-3 JSON arrays or JSON Lines, gzip'ed or not; files, "
                                               "folders or glob patterns."),
-        out_path: Path = typer.Option(..., "--out", help="One run file: a name ending in .json, or any name for "
+        out_given: str = typer.Option(..., "--out", help="One run file: a name ending in .json, or any name for "
                                       "one corpus other than STC-3. With --to dbdc: a folder of DBDC3 "
                                       "*.labels.json. Otherwise a folder: one JSONL shard per input shard plus "
                                       "manifest.json (resumable; STC-3)."),
@@ -322,6 +323,7 @@ def register(app: typer.Typer) -> None:
         With a folder --out (STC-3): streamed, shard by shard, in bounded memory; re-running resumes (finished
         shards are skipped); the output is byte-identical in-process and on a Dask cluster.
         """
+        out_path = Path(out_given)   # a str option: Path() drops the trailing "/" that says "a folder"
         outputs_apart(dialogues, {"--out": out_path, "--scores": scores_out},
                       folders=["--out"] if out_path.suffix.lower() != ".json" else [])
         if scores_out is not None:
@@ -344,6 +346,12 @@ def register(app: typer.Typer) -> None:
                                     + (", --scheduler/--workers" if scheduler or workers else "")
                                     + "); for several inputs or --scheduler give a folder --out")
             if to != PredictTo.dbdc:
+                if out_given.endswith(("/", os.sep)):
+                    why = "with --scores, one input's" if scores_out is not None else \
+                        "one corpus other than STC-3: its"
+                    raise DialevalError(f"--out {out_given} ends in / (a folder), but {why} predictions are one "
+                                        "run file; give a file name such as "
+                                        f"{out_path / (Path(dialogues[0]).stem or 'run')}.json")
                 check_output_file(out_path)
             _predict_one(Path(dialogues[0]), out_path, model, _value(subtask), to, scores_out, from_, names)
             return
