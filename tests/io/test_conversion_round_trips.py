@@ -166,6 +166,27 @@ def test_what_cannot_travel_is_listed_as_dropped(tmp_path):
         "WOCHAT declared speaker names (<system_name>, <user_name>...) (1 time(s))"]
 
 
+def test_metadata_stc3_and_dbdc_cannot_hold_is_listed_as_dropped(tmp_path):
+    """DBDC -> STC-3 (no place for any DBDC field), DBDC -> DBDC (its unknown fields), WOCHAT -> STC-3 (kept tags)."""
+    from dialeval.io.convert import to_stc3
+
+    rec = _log("tt_001", **{"speaker-id": "1083", "topic": "music"})
+    rec["turns"][1] |= {"time": "10:00", "annotation-id": "tt_001_01"}
+    rec["turns"][1]["annotations"][0]["comment"] = "off topic"
+    corpus = read_dbdc(_dbdc_folder(tmp_path / "in", rec))
+    senders = {"user": "customer", "system": "helpdesk"}
+    report = to_stc3(corpus, tmp_path / "s.json", sender_map=senders, drop_labels=True)
+    assert report.dropped == ["labels of scale(s) breakdown", "DBDC annotation field 'comment' (1 time(s))",
+                              "DBDC dialogue field 'speaker-id' (1 time(s))", "DBDC dialogue field 'topic' (1 time(s))",
+                              "DBDC turn field 'annotation-id' (1 time(s))", "DBDC turn field 'time' (1 time(s))"]
+    assert write_dbdc(corpus, tmp_path / "d").dropped == ["DBDC dialogue field 'topic' (1 time(s))"]
+    write_wochat(corpus, tmp_path / "w.xml")
+    report = to_stc3(read_wochat(tmp_path / "w.xml"), tmp_path / "s2.json", sender_map=senders, drop_labels=True)
+    assert report.dropped == ["labels of scale(s) validity", "WOCHAT <annotation-id> of a turn (1 time(s))",
+                              "WOCHAT <comment> of an annotator (1 time(s))",
+                              "WOCHAT <speaker-id> of a dialogue (1 time(s))", "WOCHAT <time> of a turn (1 time(s))"]
+
+
 # ------------------------------------------------------------------------------ 4. the labels error's advice
 
 def test_unrepresentable_labels_name_both_ways_out(tmp_path, capsys):

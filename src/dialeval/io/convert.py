@@ -9,7 +9,13 @@ from dialeval.errors import DialevalError
 from dialeval.io import stc3
 from dialeval.io.formats import get as get_format
 from dialeval.io.formats import writable
-from dialeval.io.writers import WriteReport, map_senders, refuse_or_drop_labels, restore_source_ids
+from dialeval.io.writers import (
+    WriteReport,
+    map_senders,
+    refuse_or_drop_labels,
+    restore_source_ids,
+    unheld_metadata,
+)
 
 
 def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, str] | None = None,
@@ -19,6 +25,8 @@ def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, st
     ``sender_map`` renames senders (e.g. ``{"user": "customer", "system": "helpdesk"}``). Labels other than
     STC-3's (A, S, E quality and nugget types) are an error unless ``drop_labels``. A WOCHAT dialogue that keeps
     its original id in ``<source_id>`` is written under that id (:func:`dialeval.io.writers.restore_source_ids`).
+    Metadata STC-3 JSON has no place for (DBDC's speaker-id, time...; WOCHAT's declared names, kept tags) is
+    listed in the report as dropped (:func:`dialeval.io.writers.unheld_metadata`).
     """
     corpus, report = map_senders(corpus, sender_map, set(stc3.SENDERS).__contains__,
                                  "STC-3 senders are customer and helpdesk", "user=customer,system=helpdesk")
@@ -28,6 +36,7 @@ def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, st
     other = [n for n in corpus.scales if n not in ok and _labelled(corpus, n)]
     refuse_or_drop_labels(other, drop_labels, report, "STC-3 JSON, which holds quality A/S/E and nugget types only",
                           corpus.source)
+    report.dropped.extend(unheld_metadata(corpus, dbdc_fields_held=False))
     keep = [n for n in corpus.scales if n in ok]
     dialogues = [Dialogue(d.id, [Turn(t.sender, list(t.utterances),
                                       {k: v for k, v in t.labels.items() if k in keep}, t.annotators, dict(t.meta))

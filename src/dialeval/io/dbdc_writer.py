@@ -17,11 +17,10 @@ the report as dropped.
 from __future__ import annotations
 
 import os
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from dialeval.corpus import Corpus, Dialogue
+from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import file_stem
 from dialeval.io.dbdc import BREAKDOWN, SPEAKERS, breakdown_scale
@@ -33,11 +32,11 @@ from dialeval.io.writers import (
     DBDC_DIALOGUE_FIELDS,
     DBDC_TURN_FIELDS,
     WriteReport,
-    carries,
     dbdc_fields,
     map_senders,
     refuse_or_drop_labels,
     restore_source_ids,
+    unheld_metadata,
     write_folder,
 )
 
@@ -60,26 +59,6 @@ def _validity_as_breakdown(corpus: Corpus, report: WriteReport) -> Corpus:
     report.mapping, report.mapped_scale = mapping, VALIDITY
     scales = {n: s for n, s in corpus.scales.items() if n != VALIDITY} | {BREAKDOWN: breakdown_scale()}
     return replace(corpus, dialogues=dialogues, scales=scales)
-
-
-def _lost_wochat(d: Dialogue, lost: Counter) -> None:
-    """Count the WOCHAT metadata of ``d`` that DBDC logs have no field for: declared names, the timestamp and
-    kept tags other than the DBDC fields the WOCHAT writer keeps as tags."""
-    if any((d.meta.get("names") or {}).values()):
-        lost["declared speaker names (<system_name>, <user_name>...)"] += 1
-    if d.meta.get("timestamp"):
-        lost["<timestamp> of a dialogue"] += 1
-
-    def count(tags: list[dict] | None, fields: tuple[str, ...], where: str) -> None:
-        for t in tags or []:
-            if not carries(t, fields):
-                lost[f"<{t.get('tag')}> of {where}"] += 1
-
-    count(d.meta.get("tags"), DBDC_DIALOGUE_FIELDS, "a dialogue")
-    for t in d.turns:
-        count(t.meta.get("tags"), DBDC_TURN_FIELDS, "a turn")
-        for tags in t.meta.get("annotator_tags") or []:
-            count(tags, DBDC_ANNOTATION_FIELDS, "an annotator")
 
 
 def _labelled_scales(corpus: Corpus) -> list[str]:
@@ -126,11 +105,9 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
     refuse_or_drop_labels(other, drop_labels, report, "DBDC logs, which hold breakdown labels (O, T, X) only",
                           corpus.source)
     files, used = [], set()
-    lost = Counter()
+    report.dropped.extend(unheld_metadata(corpus, dbdc_fields_held=True))
     for d in corpus:
         turns = []
-        if corpus.format == "wochat":
-            _lost_wochat(d, lost)
         for i, t in enumerate(d.turns):
             labs = t.labels.get(BREAKDOWN) or []
             ids = (t.annotators or [str(a + 1) for a in range(len(labs))]) if labs else []
@@ -154,6 +131,5 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
                                                                            DBDC_DIALOGUE_FIELDS)
                                       | {"turns": turns}).encode()))
         report.dialogues += 1
-    report.dropped.extend(f"WOCHAT {what} ({n} time(s))" for what, n in lost.items())
     report.files = write_folder(Path(path), files)
     return report

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -119,6 +120,57 @@ def dbdc_fields(meta: dict, tags: list[dict] | None, fields: tuple[str, ...]) ->
         if carries(t, fields) and t["tag"] not in out:
             out[t["tag"]] = t.get("text") or ""
     return out
+
+
+def unheld_metadata(corpus: Corpus, *, dbdc_fields_held: bool) -> list[str]:
+    """The metadata of a DBDC or WOCHAT ``corpus`` a target format has no place for, as lines of
+    ``WriteReport.dropped``, each with how many times it occurs: a DBDC log's fields (its own, a turn's, an
+    annotation's) other than those dialeval derives (:data:`DBDC_DERIVED`); WOCHAT's declared speaker names,
+    dialogue timestamps and kept tags. ``dbdc_fields_held``: the target keeps DBDC's known fields
+    (:data:`DBDC_DIALOGUE_FIELDS`, :data:`DBDC_TURN_FIELDS`, :data:`DBDC_ANNOTATION_FIELDS`: DBDC logs), so only
+    the rest counts. Other formats' corpora give ``[]``.
+
+    Examples
+    --------
+    >>> from dialeval.corpus import Corpus, Dialogue, Turn
+    >>> d = Dialogue("d1", [Turn("user", ["hi"], meta={"time": "12:00", "turn-index": 0})],
+    ...              meta={"speaker-id": "S1", "topic": "music"})
+    >>> unheld_metadata(Corpus([d], {}, "dbdc", "x"), dbdc_fields_held=True)
+    ["DBDC dialogue field 'topic' (1 time(s))"]
+    >>> len(unheld_metadata(Corpus([d], {}, "dbdc", "x"), dbdc_fields_held=False))
+    3
+    """
+    lost: Counter = Counter()
+
+    def dbdc(meta: dict, fields: tuple[str, ...], where: str) -> None:
+        for k, v in meta.items():
+            if k in DBDC_DERIVED or v in ("", None) or (dbdc_fields_held and k in fields):
+                continue   # a known field's value that is no string or number: the DBDC writer refuses it
+            lost[f"DBDC {where} field {k!r}"] += 1
+
+    def wochat(tags: list[dict] | None, fields: tuple[str, ...], where: str) -> None:
+        for t in tags or []:
+            if not (dbdc_fields_held and carries(t, fields)):
+                lost[f"WOCHAT <{t.get('tag')}> of {where}"] += 1
+
+    for d in corpus if corpus.format in ("dbdc", "wochat") else ():
+        if corpus.format == "dbdc":
+            dbdc(d.meta, DBDC_DIALOGUE_FIELDS, "dialogue")
+            for t in d.turns:
+                dbdc(t.meta, DBDC_TURN_FIELDS, "turn")
+                for extra in t.meta.get("annotation_extra") or []:
+                    dbdc(extra if isinstance(extra, dict) else {}, DBDC_ANNOTATION_FIELDS, "annotation")
+            continue
+        if any((d.meta.get("names") or {}).values()):
+            lost["WOCHAT declared speaker names (<system_name>, <user_name>...)"] += 1
+        if d.meta.get("timestamp"):
+            lost["WOCHAT <timestamp> of a dialogue"] += 1
+        wochat(d.meta.get("tags"), DBDC_DIALOGUE_FIELDS, "a dialogue")
+        for t in d.turns:
+            wochat(t.meta.get("tags"), DBDC_TURN_FIELDS, "a turn")
+            for tags in t.meta.get("annotator_tags") or []:
+                wochat(tags, DBDC_ANNOTATION_FIELDS, "an annotator")
+    return [f"{what} ({n} time(s))" for what, n in sorted(lost.items())]
 
 
 def restore_source_ids(corpus: Corpus, report: WriteReport) -> Corpus:
