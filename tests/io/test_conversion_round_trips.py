@@ -114,6 +114,18 @@ def test_carriage_returns_survive_wochat(tmp_path):
     assert [d.turns[1].utterances for d in read_dbdc(tmp_path / "back")] == [[t] for t in texts]
 
 
+def test_line_breaks_at_an_utterances_ends_survive_wochat(tmp_path):
+    """Written with xml:space="preserve" (data, not layout); a pretty-printed file's layout is still dropped."""
+    texts = ["\n  hi there\n", "a\r\n", "line1\nline2", " x "]
+    d = Dialogue("IRIS00001", [Turn("user" if i % 2 == 0 else "system", [t]) for i, t in enumerate(texts)])
+    write_wochat(Corpus([d], {}, "stc3", "mem"), tmp_path / "w.xml")
+    assert [t.text for t in read_wochat(tmp_path / "w.xml").dialogues[0].turns] == texts
+    (tmp_path / "p.xml").write_text('<dialogue id="IRIS00002"><system_name/><user_name/><turn id="1">\n'
+                                    "  <speaker>USER</speaker>\n  <utterance>\n    hi\n  </utterance>\n"
+                                    "</turn></dialogue>")
+    assert read_wochat(tmp_path / "p.xml").dialogues[0].turns[0].text == "hi"
+
+
 def test_carriage_returns_in_names_and_attributes_survive_wochat(tmp_path):
     from dialeval.io.wochat import validity_scale
 

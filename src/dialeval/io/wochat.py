@@ -51,7 +51,10 @@ NAME_TAG_IN_TEXT = re.compile(rf"\b({ROLES})_NAME\b")
 _NAME_TAG = re.compile(rf"^({ROLES.lower()})_name$")
 _GUIDELINE_TAG = re.compile(rb"<(/?)\s*(" + b"|".join(t.encode() for t in VALIDITY_TAGS + OPTIONAL_TAGS)
                             + rb")\s*(/?)>")
-_EDGE_WS = re.compile(r"^\s*\n\s*|\s*\n\s*$")
+EDGE_LAYOUT = re.compile(r"^\s*\n\s*|\s*\n\s*$")
+"""Blanks with a line break at either end of an element's text: the layout of a pretty-printed file."""
+XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
+"""XML's ``xml:space`` attribute (``"preserve"``: every blank of the element's text is data, XML 1.0 §2.10)."""
 DIALOGUE_KEYS = ("timestamp", "source_id")
 
 
@@ -220,7 +223,9 @@ def _fill_binary(dialogues: list[Dialogue], tags: list[str]) -> None:
 
 
 def _text(el: ET.Element) -> str:
-    return _EDGE_WS.sub("", el.text or "")
+    """An utterance's text: line breaks at its ends (and the blanks around them) are the file's layout and
+    dropped, unless the element says ``xml:space="preserve"`` (as the WOCHAT writer does for such a text)."""
+    return (el.text or "") if el.get(XML_SPACE) == "preserve" else EDGE_LAYOUT.sub("", el.text or "")
 
 
 def _as_tag(el: ET.Element, *, file: str, dialogue: str) -> dict:

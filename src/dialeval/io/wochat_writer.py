@@ -21,12 +21,14 @@ from dialeval.io.atomic import write_bytes
 from dialeval.io.wochat import (
     BINARY_LEVELS,
     DIALOGUE_KEYS,
+    EDGE_LAYOUT,
     ID_PATTERN,
     ID_RULE,
     OPTIONAL_TAGS,
     ROLES,
     VALIDITY,
     VALIDITY_TAGS,
+    XML_SPACE,
     name_pattern,
     role_of,
 )
@@ -232,7 +234,10 @@ def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binar
             raise DialevalError("the utterance holds a control character or a lone surrogate, which XML 1.0 cannot "
                                 "carry", file=file,
                                 dialogue=d.id, field=f"turns[{pos}]")
-        ET.SubElement(te, "utterance").text = text
+        ue = ET.SubElement(te, "utterance")
+        ue.text = text
+        if EDGE_LAYOUT.search(text):   # line breaks at its ends are data here, not layout: the reader keeps them
+            ue.set(XML_SPACE, "preserve")
         kept = t.meta.get("tags", [])
         if dbdc:
             _uncarried(t.meta, DBDC_TURN_FIELDS, lost, "turn")
