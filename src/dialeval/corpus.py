@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, describe, quote
 
 ScaleKind = Literal["ordinal", "nominal"]
 ScaleLevel = Literal["dialogue", "turn"]
@@ -119,7 +119,7 @@ class Turn:
         return "\n".join(u for u in self.utterances if u)
 
 
-@dataclass
+@dataclass(repr=False)
 class Dialogue:
     """One dialogue: its id, turns and dialogue-level labels per annotator."""
 
@@ -134,8 +134,14 @@ class Dialogue:
             raise DialevalError(f"dialogue {describe(self.id)}: turns {describe(self.turns)} are not allowed; "
                                 "allowed is a list of Turn")
 
+    def __repr__(self) -> str:
+        """A summary, not the text: ``Dialogue('d1', 7 turns, labels A, S, E)``."""
+        labels = list(self.labels) + list(dict.fromkeys(k for t in self.turns for k in t.labels))
+        return (f"Dialogue({quote(self.id)!r}, {len(self.turns)} turns"
+                + (f", labels {', '.join(labels)}" if labels else "") + ")")
 
-@dataclass
+
+@dataclass(repr=False)
 class Corpus:
     """A list of dialogues with the scales their labels use.
 
@@ -156,6 +162,13 @@ class Corpus:
         if not isinstance(self.scales, dict) or not all(isinstance(v, Scale) for v in self.scales.values()):
             raise DialevalError(f"scales {describe(self.scales)} are not allowed; allowed is a dict of scale name "
                                 "-> Scale", file=self.source)
+
+    def __repr__(self) -> str:
+        """A summary, not the dialogues: ``Corpus(stc3 'train.json', 1672 dialogues, 6939 turns, scales A, S)``."""
+        return (f"Corpus({self.format}" + (f" {quote(self.source)!r}" if self.source else "")
+                + f", {len(self.dialogues)} dialogues, {sum(len(d.turns) for d in self.dialogues)} turns"
+                + (f", scales {', '.join(self.scales)}" if self.scales else "")
+                + (f", language {self.language}" if self.language else "") + ")")
 
     def __len__(self) -> int:
         return len(self.dialogues)

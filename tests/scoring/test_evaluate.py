@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -196,3 +197,18 @@ def test_a_gold_built_in_python_needs_unique_string_ids():
 def test_strict_is_a_bool(tiny_gold, strict):
     with pytest.raises(DialevalError, match=r"strict .* is not allowed; allowed are True and False"):
         dialeval.evaluate(perfect_run(tiny_gold), tiny_gold, strict=strict)
+
+
+def test_reprs_summarise_not_dump(tmp_path):
+    """repr of a Corpus, Dialogue and Scores is one short line however large they are (it printed everything)."""
+    import dialeval
+    from dialeval.corpus import Corpus, Dialogue, Turn
+
+    big = Corpus([Dialogue(f"d{i}", [Turn("customer", ["x" * 1000])] * 50) for i in range(200)], {}, "stc3", "b.json")
+    assert repr(big) == "Corpus(stc3 'b.json', 200 dialogues, 10000 turns)"
+    assert repr(big.dialogues[0]) == "Dialogue('d0', 50 turns)"
+    demo = Path(dialeval.__file__).parent / "data" / "demo"
+    r = repr(dialeval.score(demo / "run.json", demo / "gold.json"))
+    assert r.startswith("Scores(8 dialogues x 8 columns, 0 missing, 0 extra; means quality.nmd.A=")
+    assert r.endswith(", ... (2 more))") and "\n" not in r
+

@@ -11,7 +11,7 @@ from dialeval.errors import DialevalError, describe
 from dialeval.io.atomic import write_matrix_csv
 
 
-@dataclass
+@dataclass(repr=False)
 class Scores:
     """Per-dialogue scores of one run: ``matrix[i, j]`` is dialogue ``ids[i]`` under ``columns[j]``.
 
@@ -35,6 +35,18 @@ class Scores:
     items: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     item_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     extra_items: list[str] = field(default_factory=list)
+
+    REPR_COLUMNS = 6
+    """How many columns' means ``repr`` shows."""
+
+    def __repr__(self) -> str:
+        """A summary, not the matrix: ``Scores(390 dialogues x 8 columns, 0 missing, 0 extra; means
+        quality.nmd.A=0.08123, ...)``."""
+        means = list(self.means().items())
+        shown = ", ".join(f"{k}={v:.4g}" for k, v in means[:self.REPR_COLUMNS])
+        more = f", ... ({len(means) - self.REPR_COLUMNS} more)" if len(means) > self.REPR_COLUMNS else ""
+        return (f"Scores({len(self.ids)} dialogues x {len(self.columns)} columns, {len(self.missing_ids)} missing, "
+                f"{len(self.extra_ids)} extra" + (f"; means {shown}{more}" if means else "") + ")")
 
     @property
     def scored(self) -> int:
