@@ -14,9 +14,12 @@ Every response carries the security headers of :mod:`.security`; pages link with
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from importlib.resources import files
 
 from fastapi import FastAPI, Form, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -29,7 +32,7 @@ from dialeval import __version__
 from dialeval.errors import DialevalError, quote
 from dialeval.service import csrf, invitations, ratelimit, security, teams
 from dialeval.service.annotation.routes import annotation_router
-from dialeval.service.apidocs import OPENAPI_PATH, add_docs
+from dialeval.service.apidocs import OPENAPI_PATH, add_docs, use_markdown
 from dialeval.service.bearer import Token, token_of
 from dialeval.service.boundary import HeadAsGet, detail, validation_errors
 from dialeval.service.collection.routes import collection_router
@@ -38,7 +41,7 @@ from dialeval.service.db import Database, busy
 from dialeval.service.errors import Conflict, ServiceError, status_of
 from dialeval.service.leaderboard import tasks
 from dialeval.service.leaderboard.routes import leaderboard_router
-from dialeval.service.leaderboard.scoring_pool import Scorer
+from dialeval.service.leaderboard.scoring_pool import Scorer, shutdown_pools
 from dialeval.service.pages import FORM_NONCE_MAX, FORM_NONCE_PATTERN, form_page, new_form_nonce
 from dialeval.service.uploads import BodyLimit
 from dialeval.service.urls import templates
@@ -59,6 +62,17 @@ class TeamOut(BaseModel):
     approved: bool = Field(True, description="False: the team submits once an organiser approves it.")
 
 
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """The worker's shutdown (uvicorn stopping on SIGTERM or Ctrl-C) stops its scoring processes first: uvicorn
+    then ends the process by the signal, before any :mod:`atexit` handler could (see
+    :func:`~dialeval.service.leaderboard.scoring_pool.shutdown_pools`)."""
+    try:
+        yield
+    finally:
+        await run_in_threadpool(shutdown_pools)
+
+
 def create_app(settings: Settings | None = None, database: Database | None = None) -> FastAPI:
     """The service's ASGI application on ``settings.database_url`` (migrated to the newest schema)."""
     settings = settings or Settings()
@@ -69,7 +83,9 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
                   description="Score runs of STC-3/DialEval-style tasks on hidden gold: teams, quotas, a public "
                               "half before close and 100% after, a leaderboard.",
                   docs_url=None, redoc_url=None, openapi_url=OPENAPI_PATH if settings.docs else None,
-                  redirect_slashes=False)  # Starlette's redirect would build its Location from the Host header
+                  redirect_slashes=False,  # Starlette's redirect would build its Location from the Host header
+                  lifespan=_lifespan)
+    use_markdown(app)  # the routes' docstrings are reStructuredText; OpenAPI descriptions are Markdown
     app.state.db, app.state.settings = db, settings
     app.add_middleware(BodyLimit, max_bytes=settings.max_upload_bytes)
     app.add_middleware(HeadAsGet)

@@ -101,6 +101,18 @@ def _pool(processes: int, broken: ProcessPoolExecutor | None = None) -> ProcessP
         return pool
 
 
+def shutdown_pools() -> None:
+    """Stop this worker process's scoring processes and wait for them (the app's shutdown). Uvicorn stopped by
+    SIGTERM ends the process by the signal right after the app's shutdown, before :mod:`atexit` handlers run: a
+    pool left running then leaks its semaphores (multiprocessing's resource tracker warns) and its children
+    end only when they notice their parent is gone. A later upload starts a new pool."""
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for pool in pools:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def gold_key(task: Task) -> tuple[str, str]:
     """What the prepared gold of ``task`` depends on: its gold's SHA-256 and its public ids."""
     return task.gold_sha256, hashlib.sha256("\n".join(task.public_ids).encode()).hexdigest()
