@@ -6,6 +6,7 @@ database share it."""
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import timedelta
 
 import pytest
@@ -85,6 +86,37 @@ def test_names_with_other_invisible_characters_are_refused(service):
     for name in ("a\u00adb", "a\ufeffb", "a\u0007b", "a\U000e0041b", "a\ue000b"):
         assert register(service, name).status_code == 422, repr(name)
     assert register(service, "Équipe 東京 №1").status_code == 201  # letters of any script are fine
+
+
+def test_stacked_combining_marks_are_refused_and_real_words_pass(service):
+    """"a" and fifty U+0301 draw a tall smear over the leaderboard: refused (422), the message naming the field,
+    the value received with its marks escaped, and what is allowed. Names are stored NFC; the accents and
+    vowel signs of real words pass, typed composed or decomposed."""
+    import unicodedata
+
+    smear = "a" + "\u0301" * 50
+    for body, field in (({"name": smear}, "team name"), ({"name": "Team" + "\u0489" * 8}, "team name"),
+                        ({"name": "ok", "affiliation": "Lab x" + "\u0316\u0317" * 10}, "affiliation")):
+        r = register(service, **body)
+        assert r.status_code == 422, (body, r.text)
+        detail = r.json()["detail"]
+        assert detail.startswith(field + " '") and "combining marks in a row" in detail, detail
+        assert "at most 3 in a row are allowed" in detail, detail
+        received = detail.split(" has ")[0]                               # escaped: no mark drawn
+        assert "\\u0" in received and not any(unicodedata.category(c) == "Mn" for c in received), detail
+    r = register(service, "\u0301Team")
+    assert r.status_code == 422 and "starts with the combining mark U+0301" in r.json()["detail"]
+    service.clock.t += timedelta(hours=1)
+    page = register_by_page(service.client, {"name": smear})
+    message = re.search(r'<span id="error-message">(.*?)</span>', page.text, re.DOTALL).group(1)
+    assert page.status_code == 422 and "combining marks in a row" in message and "\u0301" not in message
+    real = ["हिन्दी", unicodedata.normalize("NFD", "Nguyễn Văn"), "Zoë", "שַּׁבָּת", "กี่คน", "སྒྲོལ་མ", "Ça va ✓"]
+    for name in real:
+        r = register(service, name)
+        assert r.status_code == 201, (name, r.text)
+        assert r.json()["team"] == unicodedata.normalize("NFC", name)   # stored composed
+    r = register(service, unicodedata.normalize("NFD", "Zoë"))
+    assert r.status_code == 409 and "is taken" in r.json()["detail"]    # the same name, decomposed
 
 
 # ---- 7. registration modes ----------------------------------------------------------------------

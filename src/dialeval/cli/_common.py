@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 import warnings
 from collections.abc import Iterable, Iterator
@@ -11,6 +12,7 @@ from enum import Enum
 from pathlib import Path
 
 from rich.console import Console
+from typer.core import TyperCommand
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -102,6 +104,21 @@ def outputs_apart(inputs: Iterable[object], outputs: dict[str, object], *, folde
                                     "overwrite it: give another folder")
 
 
+def refuse_existing_file(path: str | os.PathLike, *, force: bool, flag: str = "--force") -> None:
+    """An error, before any work, when the output ``path`` is an existing file and ``force`` is not set: a
+    command that writes there would replace it (a folder is left to the writer, which refuses a non-empty one).
+
+    Raises
+    ------
+    DialevalError
+        Naming the file and the flag that allows replacing it.
+    """
+    from dialeval.errors import DialevalError
+
+    if not force and Path(path).is_file():
+        raise DialevalError(f"exists already; give another path, or {flag} to replace it", file=str(path))
+
+
 def choice_enum(name: str, values: list[str] | tuple[str, ...]) -> type[Enum]:
     """An Enum for typer choices, generated from a registry list (never a second list by hand)."""
     return Enum(name, {v.replace("-", "_").upper() or "NONE": v for v in values}, type=str)  # type: ignore[return-value]
@@ -128,3 +145,71 @@ def measure_legend(names: object) -> str:
     from dialeval.measures import get as get_measure
 
     return "\n".join(wrap(f"{m.upper()}: {get_measure(m).title}") for m in dict.fromkeys(names))
+
+
+NEGATIVE_NUMBER = re.compile(r"-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+"""A command-line word that is a negative number (``-1``, ``-0.5``, ``-1e3``), not an option."""
+
+
+def given_as(e: BaseException, command: object) -> str | None:
+    """How the user of ``command`` gave the value that ``e`` refuses, or None.
+
+    ``e`` (or the error it was raised from) refuses the value of one parameter of a library function when it
+    has ``param``, the parameter's name, and ``detail``, what is wrong with the value
+    (:class:`dialeval.service.errors.InvalidValue`). The command's parameter of that name (the name of its
+    Python argument, e.g. ``timeout`` declared as ``--assignment-timeout``) is shown as the user gave it: an
+    option by its long name (``--overlap``), an argument by its metavar (``COUNT``). So the names are mapped in
+    one place, the command's declarations, never in a second list.
+    """
+    for err_ in (e, e.__cause__):
+        param, detail = getattr(err_, "param", None), getattr(err_, "detail", None)
+        if not (isinstance(param, str) and isinstance(detail, str)):
+            continue
+        for p in getattr(command, "params", ()):
+            if p.name != param:
+                continue
+            if p.param_type_name == "argument":  # as the usage line shows it
+                return f"{p.metavar or (p.name or '').upper()} {detail}"
+            names = [o for o in p.opts if o.startswith("--")] or list(p.opts)
+            return f"{names[0]} {detail}"
+    return None
+
+
+class OptionNamed(TyperCommand):
+    """A command whose messages name what its user typed, and whose arguments may be negative numbers.
+
+    - A refusal of one value (an error with ``param`` and ``detail``, see :func:`given_as`) names the option or
+      argument that gave it: ``--overlap 0 is not allowed; ...`` where the library says ``overlap 0 ...``.
+    - A negative number where an option could start is an argument, as argparse reads it: ``invite-teams -1``
+      gives COUNT -1, refused with what is allowed, instead of click's ``No such option: -1``. (An option's value
+      was always read as given: ``--count -1``.)
+
+    Use it as ``@app.command("name", cls=OptionNamed)``.
+    """
+
+    def make_parser(self, ctx):
+        parser = super().make_parser(ctx)
+        process = getattr(parser, "_process_opts", None)  # click's parser, the one place options are told apart
+        if not callable(process) or not getattr(parser, "allow_interspersed_args", False):
+            return parser  # another click: a negative number stays an unknown option
+        declared = {o for p in self.params for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))}
+
+        def process_opts(arg: str, state) -> None:
+            if NEGATIVE_NUMBER.fullmatch(arg) and arg not in declared:
+                state.largs.append(arg)  # what click does with any other argument
+            else:
+                process(arg, state)
+
+        parser._process_opts = process_opts
+        return parser
+
+    def invoke(self, ctx):
+        from dialeval.errors import DialevalError
+
+        try:
+            return super().invoke(ctx)
+        except DialevalError as e:
+            named = given_as(e, self)
+            if named is None:
+                raise
+            raise DialevalError(named) from None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import choice_enum, err, out, warn
+from dialeval.cli._common import OptionNamed, choice_enum, err, out, warn
 from dialeval.cli.serve import DB_HELP
 from dialeval.errors import DialevalError
 from dialeval.service.config import database_url, utcnow
@@ -33,21 +33,28 @@ def _parse_deadline(text: str | None) -> datetime | None:
     try:
         t = datetime.fromisoformat(text)
     except ValueError:
-        raise DialevalError(f"deadline {text!r} is not an ISO date and time; e.g. 2026-12-01T00:00Z") from None
+        raise DialevalError(f"--deadline {text!r} is not an ISO date and time; e.g. 2026-12-01T00:00Z") from None
     if t.tzinfo is None:
-        raise DialevalError(f"deadline {text!r} has no time zone; add one, e.g. {text}Z or {text}+09:00")
+        raise DialevalError(f"--deadline {text!r} has no time zone; add one, e.g. {text}Z or {text}+09:00")
     return t
 
 
 def _service_call(fn, *args, **kwargs):
-    """Run a service operation; its refusals become one-line CLI errors."""
+    """Run a service operation; its refusals become one-line CLI errors. The refusal stays the error's cause:
+    an :class:`~dialeval.cli._common.OptionNamed` command names the option of a refused value from it."""
     try:
         return fn(*args, **kwargs)
     except ServiceError as e:
-        raise DialevalError(e.message) from None
+        raise DialevalError(e.message) from e
 
 
-@admin_app.command("create-task")
+def command(name: str):
+    """``@command("NAME")``: an organiser command on ``admin_app``, whose messages name the options its user typed
+    and whose arguments may be negative numbers (:class:`~dialeval.cli._common.OptionNamed`)."""
+    return admin_app.command(name, cls=OptionNamed)
+
+
+@command("create-task")
 def create_task_cmd(
     name: str = typer.Argument(..., help="Task name (A-Z a-z 0-9 . _ -), used in URLs."),
     subtask: Subtask = typer.Option(..., "--subtask", "--task", help="What the task scores: a declared task."),  # type: ignore[valid-type]
@@ -83,7 +90,7 @@ def create_task_cmd(
     out.print_json(data=info)
 
 
-@admin_app.command("close-task")
+@command("close-task")
 def close_task_cmd(name: str = typer.Argument(...), database_url_: str | None = DbOption) -> None:
     """Close a task: score every run on 100% of the test set; the leaderboard shows final scores."""
     from dialeval.service.leaderboard import tasks
@@ -95,7 +102,7 @@ def close_task_cmd(name: str = typer.Argument(...), database_url_: str | None = 
         err.print(f"run {sub_id} has no final score (off the final leaderboard): {why}", markup=False)
 
 
-@admin_app.command("export-matrix")
+@command("export-matrix")
 def export_matrix_cmd(name: str = typer.Argument(...),
                       out_dir: Path = typer.Option(..., "--out", help="Folder to write (created; must not hold "
                                                    "an earlier export)."),
@@ -109,7 +116,7 @@ def export_matrix_cmd(name: str = typer.Argument(...),
               f"{out_dir}; compare them with: dialeval compare {out_dir}/*.json --gold GOLD", markup=False)
 
 
-@admin_app.command("create-admin-token")
+@command("create-admin-token")
 def create_admin_token_cmd(label: str = typer.Option("", help="A note on who holds it."),
                            database_url_: str | None = DbOption) -> None:
     """Make an organiser token for /api/admin (printed once; only its hash is stored)."""
@@ -118,7 +125,7 @@ def create_admin_token_cmd(label: str = typer.Option("", help="A note on who hol
     print(_service_call(teams.create_admin_token, _db(database_url_), utcnow(), label))
 
 
-@admin_app.command("create-team")
+@command("create-team")
 def create_team_cmd(name: str = typer.Argument(...), affiliation: str = typer.Option(""),
                     database_url_: str | None = DbOption) -> None:
     """Register a team for someone (printed once: its token)."""
@@ -129,7 +136,7 @@ def create_team_cmd(name: str = typer.Argument(...), affiliation: str = typer.Op
     print(token)
 
 
-@admin_app.command("invite-teams")
+@command("invite-teams")
 def invite_teams_cmd(count: int = typer.Argument(..., help="How many codes (1-10000)."),
                      label: str = typer.Option("", help="A note on whom they are for."),
                      database_url_: str | None = DbOption) -> None:
@@ -142,7 +149,7 @@ def invite_teams_cmd(count: int = typer.Argument(..., help="How many codes (1-10
     print("\n".join(codes))
 
 
-@admin_app.command("approve-team")
+@command("approve-team")
 def approve_team_cmd(name: str = typer.Argument(..., help="The team's name (case and width do not matter)."),
                      database_url_: str | None = DbOption) -> None:
     """Approve a team (servers in 'approve' mode): its token may submit from now on."""
@@ -152,7 +159,7 @@ def approve_team_cmd(name: str = typer.Argument(..., help="The team's name (case
     err.print(f"team {team.name!r} approved", markup=False)
 
 
-@admin_app.command("list-teams")
+@command("list-teams")
 def list_teams_cmd(database_url_: str | None = DbOption) -> None:
     """The teams (name, affiliation, registration time, approval), as JSON."""
     from dialeval.service import teams
@@ -160,7 +167,7 @@ def list_teams_cmd(database_url_: str | None = DbOption) -> None:
     out.print_json(data=teams.list_teams(_db(database_url_)))
 
 
-@admin_app.command("list-tasks")
+@command("list-tasks")
 def list_tasks_cmd(database_url_: str | None = DbOption) -> None:
     """The tasks, as JSON."""
     from dialeval.service.leaderboard import tasks

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import choice_enum, err, out
+from dialeval.cli._common import choice_enum, err, out, refuse_existing_file
 from dialeval.cli._corpus_io import FROM_HELP, InFormat, load, parse_pairs
-from dialeval.cli.admin import DbOption, _db, _service_call, admin_app
+from dialeval.cli.admin import DbOption, _db, _service_call, command
 from dialeval.errors import DialevalError
 from dialeval.io.formats import writable
 from dialeval.service.annotation.assignment import DEFAULT_TIMEOUT
@@ -25,7 +25,7 @@ StatusFormat = choice_enum("StatusFormat", ["table", "json"])
 SCHEME_HELP = "What annotators label: " + "; ".join(f"{s.name}: {s.title}" for s in SCHEMES.values()) + "."
 
 
-@admin_app.command("create-annotation")
+@command("create-annotation")
 def create_annotation_cmd(
     name: str = typer.Argument(..., help="Project name (A-Z a-z 0-9 . _ -), used in URLs."),
     corpus: Path | None = typer.Option(None, "--corpus", help="A corpus file or folder any dialeval command "
@@ -36,8 +36,8 @@ def create_annotation_cmd(
     guidelines: Path | None = typer.Option(None, help="Guidelines shown to annotators (Markdown file)."),
     hide_speakers: bool = typer.Option(False, "--hide-speakers", help="Show speakers as 'Speaker 1/2' and hide "
                                        "dialogue ids (WOCHAT: the ISMACHINE tag is offered)."),
-    assignment_timeout: str = typer.Option(DEFAULT_TIMEOUT, help="An item with no label saved for this long goes "
-                                           "back to the pool (e.g. 30m, 1h, 90s)."),
+    timeout: str = typer.Option(DEFAULT_TIMEOUT, "--assignment-timeout", help="An item with no label saved for "
+                                "this long goes back to the pool (e.g. 30m, 1h, 90s)."),
     seed: int | None = typer.Option(None, help="Seed of the random order among equally filled items (default: "
                                     "drawn, then stored)."),
     from_: InFormat | None = typer.Option(None, "--from", help=FROM_HELP),  # type: ignore[valid-type]
@@ -63,13 +63,13 @@ def create_annotation_cmd(
         except (OSError, UnicodeDecodeError) as e:
             raise DialevalError(f"cannot read the guidelines {str(guidelines)!r}: {e}") from None
     p = _service_call(projects.create_project, db, name, data, scheme.value, overlap, utcnow(), guidelines=text,
-                      hide_speakers=hide_speakers, timeout=assignment_timeout, seed=seed, source=source)
+                      hide_speakers=hide_speakers, timeout=timeout, seed=seed, source=source)
     err.print(f"annotation project {p.name}: {len(data)} items from {source}, scheme {p.scheme}, k = {p.overlap}; "
               f"annotators join at /annotate/{p.name} with a code from: dialeval admin invite {p.name} --count N",
               markup=False)
 
 
-@admin_app.command("annotation-status")
+@command("annotation-status")
 def annotation_status_cmd(name: str = typer.Argument(...),
                           format_: StatusFormat = typer.Option("table", "--format",  # type: ignore[valid-type]
                                                                help="table (text) or json."),
@@ -84,7 +84,7 @@ def annotation_status_cmd(name: str = typer.Argument(...),
         print("\n".join(status_table(st)))
 
 
-@admin_app.command("exclude-annotator")
+@command("exclude-annotator")
 def exclude_annotator_cmd(name: str = typer.Argument(...),
                           annotator: str = typer.Argument(..., help="The annotator's id, e.g. A003 "
                                                           "(see annotation-status)."),
@@ -97,7 +97,7 @@ def exclude_annotator_cmd(name: str = typer.Argument(...),
               "in the pool (their labels are kept but neither counted nor exported)", markup=False)
 
 
-@admin_app.command("export-annotations")
+@command("export-annotations")
 def export_annotations_cmd(name: str = typer.Argument(...),
                            to: ExportTo = typer.Option(..., "--to", help="Format to write."),  # type: ignore[valid-type]
                            out_path: Path = typer.Option(..., "--out", help="Where: a new folder (WOCHAT: or a "
@@ -106,10 +106,13 @@ def export_annotations_cmd(name: str = typer.Argument(...),
                                                               "'user=customer, system=helpdesk' (STC-3)."),
                            drop_labels: bool = typer.Option(False, "--drop-labels", help="Write even if labels the "
                                                             "format cannot hold must be dropped (they are listed)."),
+                           force: bool = typer.Option(False, "--force", help="Replace the file --out names if it "
+                                                      "exists (a folder is never replaced)."),
                            database_url_: str | None = DbOption) -> None:
     """Write the finished annotations (each annotator's labels as given) for `dialeval gold`, `evaluate`..."""
     from dialeval.service.annotation.export import export_annotations
 
+    refuse_existing_file(out_path, force=force)
     report = _service_call(export_annotations, _db(database_url_), name, to.value, out_path,
                            sender_map=parse_pairs(senders, "--senders"), drop_labels=drop_labels)
     for line in report.lines():

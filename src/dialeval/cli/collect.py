@@ -9,21 +9,23 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import err, out
-from dialeval.cli.admin import DbOption, _db, _service_call, admin_app
+from dialeval.cli._common import err, out, refuse_existing_file
+from dialeval.cli.admin import DbOption, _db, _service_call, command
 from dialeval.errors import DialevalError
 from dialeval.service.config import utcnow
 
 
-@admin_app.command("create-collection")
+@command("create-collection")
 def create_collection_cmd(
     name: str = typer.Argument(..., help="Collection name (A-Z a-z 0-9 . _ -), used in URLs."),
-    engine: str | None = typer.Option(None, help="The chat engine: builtin:retrieval[:CORPUS_FILE], builtin:echo, "
-                                      "openai:http://HOST:PORT/v1 (with --engine-model) or http(s)://HOST/PATH."),
+    engine_spec: str | None = typer.Option(None, "--engine", help="The chat engine: builtin:retrieval[:CORPUS_FILE], "
+                                           "builtin:echo, openai:http://HOST:PORT/v1 (with --engine-model) or "
+                                           "http(s)://HOST/PATH."),
     engine_model: str = typer.Option("", help="Model name sent to an openai: engine."),
     engine_name: str | None = typer.Option(None, help="The engine's name in the logs (<system_name>, dialogue ids "
                                            "NAME00000...); default: the builtin engine's name, else 'bot'."),
-    engine_timeout: float = typer.Option(30.0, help="Seconds to wait for a reply before the page offers Retry."),
+    timeout_s: float = typer.Option(30.0, "--engine-timeout", help="Seconds to wait for a reply before the page "
+                                    "offers Retry."),
     max_turns: int = typer.Option(20, help="Turns of a chat in all (participant and engine), 2-1000."),
     human_human: bool = typer.Option(False, "--human-human", help="People chat with each other (paired as they "
                                      "arrive) instead of with an engine."),
@@ -32,9 +34,9 @@ def create_collection_cmd(
     """Create a chat collection; then make invitation codes with `dialeval admin invite NAME`."""
     from dialeval.service.collection import chats
 
-    c = _service_call(chats.create_collection, _db(database_url_), name, engine, utcnow(),
+    c = _service_call(chats.create_collection, _db(database_url_), name, engine_spec, utcnow(),
                       engine_model=engine_model, engine_name=engine_name, max_turns=max_turns,
-                      human_human=human_human, timeout_s=engine_timeout)
+                      human_human=human_human, timeout_s=timeout_s)
     what = "human-human" if c.human_human else f"engine {c.engine_spec} named {c.engine_name}"
     err.print(f"collection {c.name}: {what}, at most {c.max_turns} turns per chat; participants join at "
               f"/collections/{c.name} with a code from: dialeval admin invite {c.name} --count N", markup=False)
@@ -56,7 +58,7 @@ def invitation_kind(db, name: str) -> str:
                         "create-collection or create-annotation)")
 
 
-@admin_app.command("invite")
+@command("invite")
 def invite_cmd(name: str = typer.Argument(..., help="The collection or annotation project the codes open."),
                count: int = typer.Option(1, help="How many codes (one per person), 1-10000."),
                label: str = typer.Option("", help="A note kept with the codes (e.g. the group they went to)."),
@@ -71,22 +73,26 @@ def invite_cmd(name: str = typer.Argument(..., help="The collection or annotatio
     print("\n".join(codes))
 
 
-@admin_app.command("export-chats")
+@command("export-chats")
 def export_chats_cmd(name: str = typer.Argument(...),
                      out_dir: Path = typer.Option(..., "--out", help="New folder for the WOCHAT XML files "
                                                   "(one ID.xml per chat)."),
                      unfinished: bool = typer.Option(False, "--unfinished", help="Also the chats still open "
                                                      "(participants who left without ending them)."),
+                     force: bool = typer.Option(False, "--force", help="Replace the file --out names if it exists "
+                                                "(a path ending in .xml writes one file; a folder is never "
+                                                "replaced)."),
                      database_url_: str | None = DbOption) -> None:
     """Write the collection's ended chats as WOCHAT XML (read back by any dialeval command)."""
     from dialeval.service.collection.export import export_chats
 
+    refuse_existing_file(out_dir, force=force)
     report = _service_call(export_chats, _db(database_url_), name, out_dir, unfinished=unfinished)
     for line in report.lines():
         err.print(line, markup=False)
 
 
-@admin_app.command("collection-status")
+@command("collection-status")
 def collection_status_cmd(name: str = typer.Argument(...), database_url_: str | None = DbOption) -> None:
     """A collection's settings, its chats by status, turns, and invitation codes made and used, as JSON."""
     from dialeval.service.collection import chats

@@ -44,6 +44,36 @@ class Invalid(ServiceError):
     status = 422
 
 
+class InvalidValue(Invalid):
+    """The value given for one parameter of a service function is refused (422, like every :class:`Invalid`).
+
+    It carries the parameter's name, so that the message can name what the caller gave: a Python caller reads
+    ``overlap 0 is not allowed; ...`` (``what``, by default the parameter's name), while the CLI names the option
+    its user typed, ``--overlap 0 is not allowed; ...`` (:class:`dialeval.cli._common.OptionNamed`).
+
+    Parameters
+    ----------
+    param : str
+        The parameter's name in the function's signature (``overlap``, ``count``, ``max_turns``).
+    detail : str
+        What is wrong with the value, to follow the name: what was received and what is allowed
+        (``0 is not allowed; allowed are integers from 1 to 1000``).
+    what : str, optional
+        How the message names the value for a Python caller (``max turns``); default ``param``.
+
+    Examples
+    --------
+    >>> e = InvalidValue("count", "0 is not allowed; allowed are integers from 1 to 10000")
+    >>> e.message, e.param, e.status
+    ('count 0 is not allowed; allowed are integers from 1 to 10000', 'count', 422)
+    """
+
+    def __init__(self, param: str, detail: str, *, what: str | None = None) -> None:
+        super().__init__(f"{what or param} {detail}")
+        self.param = param
+        self.detail = detail
+
+
 class QuotaSpent(ServiceError):
     status = 429
 

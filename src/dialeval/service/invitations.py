@@ -23,7 +23,7 @@ from sqlalchemy import select
 
 from dialeval.errors import describe
 from dialeval.service.db import Database, Invitation
-from dialeval.service.errors import Conflict, Invalid, Unauthorized
+from dialeval.service.errors import Conflict, Invalid, InvalidValue, Unauthorized
 from dialeval.service.tokens import hash_token, new_token
 
 
@@ -77,6 +77,13 @@ def create_invitations(db: Database, kind: str, target: str, count: int, now: da
     target : str
         The collection or annotation project the codes open ("" for team registration).
     count : int in [1, 10000]
+    label : str, optional
+        A note kept with the codes (at most 200 characters, as an admin token's label).
+
+    Raises
+    ------
+    InvalidValue
+        ``count`` or ``label`` refused (naming the parameter).
 
     Examples
     --------
@@ -85,12 +92,12 @@ def create_invitations(db: Database, kind: str, target: str, count: int, now: da
     """
     k = _kind(kind)
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
-        raise Invalid(f"invitation count {describe(count)} is not allowed; allowed are integers from 1 to {MAX_COUNT}")
+        raise InvalidValue("count", f"{describe(count)} is not allowed; allowed are integers from 1 to {MAX_COUNT}")
     if not isinstance(target, str) or len(target) > 64:
         raise Invalid("invitation target must be a name of at most 64 characters")
     from dialeval.service.teams import MAX_AFFILIATION, clean_text  # teams imports this module
 
-    label = clean_text(label, "label", MAX_AFFILIATION, required=False)  # as an admin token's label
+    label = clean_text(label, "label", MAX_AFFILIATION, required=False, param="label")  # as an admin token's
     codes = [new_token(k.prefix) for _ in range(count)]
     with db.write() as s:
         for c in codes:

@@ -4,6 +4,10 @@ plain names of tasks, chat collections and annotation projects (:data:`SLUG`).
 - **Allowed characters**: letters, marks, digits, punctuation, symbols and plain spaces. Control and format
   characters (zero-width spaces and joiners, bidi overrides such as U+202E, soft hyphens), lone surrogates,
   private-use and unassigned code points are refused: they make names that look alike or reorder a page.
+- **Combining marks** (:func:`mark_problem`): a name is stored NFC-normalised; accents, vowel signs and
+  viramas are letters' own (``Nguyễn``, ``Zoë``, ``हिन्दी``, typed composed or decomposed), but a name may not
+  start with a mark, nor stack more than :data:`MAX_STACKED_MARKS` nonspacing or enclosing marks in a row
+  on one character (``a`` and fifty U+0301 draw a tall smear over the leaderboard's rows).
 - **Same name** (:func:`name_key`): NFKC-normalised and case-folded, so ``TeamA``, ``teama`` and the
   full-width ``ＴｅａｍＡ`` are one name. The key is stored in a unique column.
 - **Look-alike** (:func:`skeleton`): every character of the key is replaced by one representative of its
@@ -25,7 +29,7 @@ import functools
 import re
 import unicodedata
 
-from dialeval.errors import describe
+from dialeval.errors import QUOTE_LIMIT, describe
 
 SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 """The name of a task, a chat collection or an annotation project: 1-64 characters of ``A-Z a-z 0-9 . _ -``,
@@ -62,6 +66,64 @@ def name_problem(name: str) -> str | None:
             label = unicodedata.name(c, REFUSED_CATEGORIES.get(cat, "space"))
             return (f"contains the invisible or control character U+{ord(c):04X} ({label}); letters, digits, "
                     "punctuation and spaces only")
+    return None
+
+
+MAX_STACKED_MARKS = 3
+"""Nonspacing or enclosing marks (Unicode Mn, Me) a name may hold in a row, after NFC. Real writing stacks
+up to three on one letter: Vietnamese typed decomposed (``e`` U+0302 U+0303), Thai (a vowel and a tone mark),
+Hebrew with full pointing (``שַּׁ``: patah, dagesh, shin dot), Tibetan (``སྒྲོ``: two subjoined letters and a
+vowel). Spacing marks (Mc, such as most Devanagari vowel signs) take room beside their letter, not above it,
+and end a run."""
+STACKING = frozenset({"Mn", "Me"})
+MARKS = frozenset({"Mn", "Mc", "Me"})
+
+
+def shown_name(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` quoted for a message, every combining mark and non-printable character written as an escape
+    (a message must not draw the smear it refuses), cut to about ``limit`` characters.
+
+    >>> print(shown_name("a\\u0301\\u0301b"))
+    'a\\u0301\\u0301b'
+    """
+    out, size = [], 0
+    for c in text:
+        if unicodedata.category(c) in MARKS or not c.isprintable():
+            c = c.encode("unicode_escape", "backslashreplace").decode("ascii")
+        size += len(c)
+        if size > limit:  # cut between characters, never inside an escape
+            return "'" + "".join(out) + f"...' ({len(text)} characters in all)"
+        out.append(c)
+    return "'" + "".join(out) + "'"
+
+
+def mark_problem(name: str) -> str | None:
+    """Why the combining marks of ``name`` (NFC-normalised already) are not allowed, or None.
+
+    A name may not start with a combining mark (it has no letter to sit on and draws over whatever the page
+    shows before it), nor hold more than :data:`MAX_STACKED_MARKS` nonspacing or enclosing marks in a row.
+
+    >>> mark_problem(unicodedata.normalize("NFC", "Nguye\\u0302\\u0303n")), mark_problem("हिन्दी")
+    (None, None)
+    >>> print(mark_problem("a" + "\\u0301" * 5))  # doctest: +ELLIPSIS
+    'a\\u0301\\u0301\\u0301\\u0301\\u0301' has 5 combining marks in a row (U+0301 COMBINING ACUTE ACCENT) at ...
+    """
+    if name and unicodedata.category(name[0]) in MARKS:
+        c = name[0]
+        return (f"{shown_name(name)} starts with the combining mark U+{ord(c):04X} ({unicodedata.name(c, 'mark')}),"
+                " which has no letter to sit on; a mark may only follow a letter or digit")
+    run = 0
+    for i, c in enumerate(name):
+        run = run + 1 if unicodedata.category(c) in STACKING else 0
+        if run > MAX_STACKED_MARKS:
+            start = i - run + 1
+            end = start
+            while end < len(name) and unicodedata.category(name[end]) in STACKING:
+                end += 1
+            kinds = ", ".join(f"U+{ord(m):04X} {unicodedata.name(m, 'mark')}" for m in dict.fromkeys(name[start:end]))
+            return (f"{shown_name(name)} has {end - start} combining marks in a row ({kinds}) at character "
+                    f"{start + 1}; at most {MAX_STACKED_MARKS} in a row are allowed on one letter (accents and vowel "
+                    "signs as in 'Nguyễn', 'Zoë' or 'हिन्दी' are fine)")
     return None
 
 

@@ -8,6 +8,7 @@ register, but the team submits only once an organiser ran ``dialeval admin appro
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 
 from sqlalchemy import select
@@ -16,8 +17,8 @@ from sqlalchemy.exc import IntegrityError
 from dialeval.errors import DialevalError, describe
 from dialeval.service import invitations
 from dialeval.service.db import AdminToken, Database, Team
-from dialeval.service.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
-from dialeval.service.names import name_key, name_problem, skeleton
+from dialeval.service.errors import Conflict, Forbidden, Invalid, InvalidValue, NotFound, Unauthorized
+from dialeval.service.names import mark_problem, name_key, name_problem, skeleton
 from dialeval.service.tokens import ADMIN_PREFIX, TEAM_PREFIX, hash_token, new_token
 
 MAX_NAME = 100
@@ -34,20 +35,27 @@ def check_mode(mode: object) -> str:
     return mode  # type: ignore[return-value]
 
 
-def clean_text(value: object, what: str, limit: int, *, required: bool) -> str:
-    """A name or affiliation: a string, whitespace collapsed, no control characters, at most ``limit`` long."""
+def clean_text(value: object, what: str, limit: int, *, required: bool, param: str | None = None) -> str:
+    """A name or affiliation as stored: a string, whitespace collapsed, NFC-normalised, no control or invisible
+    characters, no stack of combining marks (:func:`~dialeval.service.names.mark_problem`), at most ``limit``
+    long; else :class:`~dialeval.service.errors.InvalidValue` of parameter ``param`` (default ``what``) naming
+    ``what``, what was received and what is allowed.
+
+    >>> clean_text("  Nguye\\u0302\\u0303n   Lab ", "team name", 100, required=True) == "Nguy\\u1ec5n Lab"
+    True
+    """
     if value is None and not required:
         return ""
     if not isinstance(value, str):
-        raise Invalid(f"{what} must be a string, received {type(value).__name__}")
-    text = " ".join(value.split())
+        raise InvalidValue(param or what, f"must be a string, received {type(value).__name__}", what=what)
+    text = unicodedata.normalize("NFC", " ".join(value.split()))
     if required and not text:
-        raise Invalid(f"{what} is empty; give 1 to {limit} characters")
+        raise InvalidValue(param or what, f"is empty; give 1 to {limit} characters", what=what)
     if len(text) > limit:
-        raise Invalid(f"{what} has {len(text)} characters; at most {limit} are allowed")
-    problem = name_problem(text)
+        raise InvalidValue(param or what, f"has {len(text)} characters; at most {limit} are allowed", what=what)
+    problem = name_problem(text) or mark_problem(text)
     if problem:
-        raise Invalid(f"{what} {problem}")
+        raise InvalidValue(param or what, problem, what=what)
     return text
 
 
@@ -82,8 +90,8 @@ def register_team(db: Database, name: object, affiliation: object, now: datetime
         If a team already has that name (after NFKC and case folding), one looks like it, or the code was used.
     """
     mode = check_mode(mode)
-    name = clean_text(name, "team name", MAX_NAME, required=True)
-    affiliation = clean_text(affiliation, "affiliation", MAX_AFFILIATION, required=False)
+    name = clean_text(name, "team name", MAX_NAME, required=True, param="name")
+    affiliation = clean_text(affiliation, "affiliation", MAX_AFFILIATION, required=False, param="affiliation")
     key, skel = name_key(name), skeleton(name)
     if len(key) > MAX_KEY or len(skel) > MAX_KEY:
         raise Invalid(f"team name is too long once normalised (NFKC); at most {MAX_NAME} plain characters")
@@ -151,7 +159,7 @@ def authenticate(db: Database, token: str | None) -> Team:
 
 def create_admin_token(db: Database, now: datetime, label: str = "") -> str:
     """A new organiser token (shown once; stored hashed)."""
-    label = clean_text(label, "label", MAX_AFFILIATION, required=False)
+    label = clean_text(label, "label", MAX_AFFILIATION, required=False, param="label")
     token = new_token(ADMIN_PREFIX)
     with db.write() as s:
         s.add(AdminToken(token_hash=hash_token(token), label=label, created_at=now))

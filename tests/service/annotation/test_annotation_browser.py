@@ -185,3 +185,34 @@ is negative does nothing."""
             assert problems == []
     finally:
         pj.close()
+
+
+def test_hidden_speakers_page_looks_the_same_on_every_turn(sqlite_url, browser):
+    """With --hide-speakers the rendered page (elements, classes, attributes, controls) is the same on every
+    turn of both speakers, apart from the text, the "Speaker N" label, the turn's number and the keyboard's
+    focus: where the controls are does not say which speaker is the machine."""
+    from annotation_support import chats_corpus
+
+    pj = Projects(sqlite_url)
+    with_csp(pj.app)
+    try:
+        projects.create_project(pj.db, "h1", chats_corpus(1, turns=5), "wochat", 1, pj.clock(), hide_speakers=True)
+        [code] = invitations.create_invitations(pj.db, "annotation", "h1", 1, pj.clock())
+        with LiveServer(pj.app) as server:
+            p, problems = _join(browser, server, "h1", code, turns=5)
+            shapes = p.evaluate("""() => [...document.querySelectorAll('#dialogue li')].map((li) => {
+                const c = li.cloneNode(true);
+                for (const e of [c, ...c.querySelectorAll('*')]) {
+                    e.removeAttribute('data-turn');
+                    e.classList.remove('focus', 'current');  // where the keyboard is, which moves
+                    if (!e.classList.length) e.removeAttribute('class');
+                }
+                c.querySelector('.speaker').textContent = '';
+                c.querySelector('.text').textContent = '';
+                return c.outerHTML;
+            })""")
+            assert len(shapes) == 5 and len(set(shapes)) == 1, shapes
+            assert 'class="labelled' in shapes[0] and 'data-scale="ismachine"' in shapes[0]
+            assert problems == []
+    finally:
+        pj.close()

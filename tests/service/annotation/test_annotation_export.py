@@ -119,7 +119,7 @@ def test_admin_commands(db_url, tmp_path, capsys):
     assert "annotation project a1: 3 items" in capsys.readouterr().err
     assert cli(["admin", "create-annotation", "a2", "--corpus", str(corpus_dir), "--scheme", "wochat",
                 "--overlap", "2", "--assignment-timeout", "soon", *db]) == 2
-    assert "duration 'soon' is not allowed" in capsys.readouterr().err
+    assert "--assignment-timeout 'soon' is not allowed" in capsys.readouterr().err
     assert cli(["admin", "create-annotation", "a2", "--scheme", "dbdc", "--overlap", "2", *db]) == 2
     assert "exactly one of --corpus PATH or --collection NAME" in capsys.readouterr().err
     assert cli(["admin", "create-annotation", "a1", "--corpus", str(corpus_dir), "--scheme", "wochat",

@@ -165,3 +165,105 @@ def test_hostile_input_is_refused_never_a_server_error(ch):
     assert r.status_code == 403
     r = ch.client.post("/collections/c1/join", data={"code": "x" * 100_000, "csrf": "a"})
     assert r.status_code == 413  # a form is not an upload: 64 KB at most
+
+
+def _retry(ch, code, sid, after=None):
+    ch.tick()
+    query = "" if after is None else f"?after={after}"
+    return ch.call("POST", f"/api/collections/c1/sessions/{sid}/retry{query}", code)
+
+
+def _positions(ch, sid) -> list[int]:
+    with ch.db.read() as s:
+        return list(s.scalars(select(ChatTurn.position).where(ChatTurn.session_id == sid)
+                              .order_by(ChatTurn.position)))
+
+
+def test_retry_on_an_ended_chat_is_a_409_and_adds_nothing(ch):
+    """A retry asks the engine for the reply a chat waits for; an ended chat waits for none: 409, as every
+    other refusal of the chat's state (a turn on an ended chat), never a 201 as if it had worked."""
+    code, _other = ch.collection(max_turns=6)
+    sid = ch.start(code, "Ann").json()["id"]
+    assert ch.say(code, sid, "hello").status_code == 201
+    r = _retry(ch, code, sid, after=2)             # active, nothing awaited (the reply came): harmless, 201
+    assert r.status_code == 201 and r.json()["turns"] == [] and r.json()["status"] == "active"
+    assert ch.end(code, sid).json()["status"] == "ended"
+    for after in (None, 0, 1, 2, 5):
+        r = _retry(ch, code, sid, after)
+        assert r.status_code == 409, (after, r.text)
+        assert r.json()["detail"] == ("this chat is ended: it waits for no reply, so there is nothing to retry; "
+                                      "start a new one to chat again")
+    assert _positions(ch, sid) == [1, 2]
+
+
+def test_retry_repeated_after_the_reply_that_ended_the_chat_gets_that_reply(ch):
+    """Idempotent where it matters: a retry sent again for the reply that reached the turn limit (the page
+    asks with ?after= the participant's last turn) gets that reply back with the ended state; any other
+    retry on the ended chat is a 409."""
+    code, _other = ch.collection(max_turns=2)
+    sid = ch.start(code, "Ann").json()["id"]
+    r = ch.say(code, sid, "hello")
+    assert r.json()["status"] == "ended" and [t["position"] for t in r.json()["turns"]] == [1, 2]
+    for _ in range(2):
+        r = _retry(ch, code, sid, after=1)
+        assert r.status_code == 201, r.text
+        assert r.json()["status"] == "ended" and [(t["position"], t["speaker"]) for t in r.json()["turns"]] == [
+            (2, "SYSTEM")]
+    assert _retry(ch, code, sid, after=2).status_code == 409
+    assert _retry(ch, code, sid).status_code == 409
+    assert _positions(ch, sid) == [1, 2]
+
+
+def test_retry_refused_when_the_chat_ends_while_the_engine_is_asked(ch, monkeypatch):
+    """The participant ends the chat (another tab) while a retry waits for the engine: the reply is not
+    stored and the retry is refused (409), not answered 201 as if it had worked."""
+    from dialeval.service.collection.engines import EngineError
+
+    code, _other = ch.collection()
+    sid = ch.start(code, "Ann").json()["id"]
+    c, inv = chats.participant(ch.db, "c1", code)
+    engine = chats.engine_of(c)
+
+    def fails(self, dialogue):
+        raise EngineError("the engine is down")
+
+    def ends_meanwhile(self, dialogue):
+        assert chats.end_session(ch.db, c, inv, sid, ch.clock()).status == "ended"
+        return "too late"
+
+    monkeypatch.setattr(type(engine), "reply", fails)
+    assert ch.say(code, sid, "hello").status_code == 202
+
+    monkeypatch.setattr(type(engine), "reply", ends_meanwhile)
+    r = _retry(ch, code, sid, after=1)
+    assert r.status_code == 409 and "nothing to retry" in r.json()["detail"], r.text
+    assert _positions(ch, sid) == [1]
+
+
+def test_retry_on_a_waiting_or_abandoned_human_human_chat_is_a_409(ch):
+    code, _other = ch.collection(engine=None, human_human=True)
+    sid = ch.start(code, "Ann").json()["id"]
+    r = _retry(ch, code, sid)
+    assert r.status_code == 409 and "nobody has joined this chat yet" in r.json()["detail"], r.text
+    assert ch.end(code, sid).json()["status"] == "abandoned"
+    r = _retry(ch, code, sid)
+    assert r.status_code == 409 and r.json()["detail"].startswith("this chat is abandoned"), r.text
+
+
+def test_nicknames_of_real_words_with_marks_pass_and_stacks_are_refused(ch):
+    """A nickname is stored NFC; Hindi's vowel signs and virama and decomposed Vietnamese pass (they were
+    refused as not letters); a stack of combining marks is refused, the message escaping what it received."""
+    import unicodedata
+
+    codes = ch.collection(n_codes=4)
+    for code, name in zip(codes, ("हिन्दी", unicodedata.normalize("NFD", "Nguyễn"), "Zoë"), strict=False):
+        r = ch.start(code, name)
+        assert r.status_code == 201, (name, r.text)
+        sid = r.json()["id"]
+        with ch.db.read() as s:
+            assert s.get(ChatSession, sid).user1_name == unicodedata.normalize("NFC", name)
+    r = ch.start(codes[3], "a" + "\u0301" * 50)
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"]
+    assert detail.startswith("nickname '") and "combining marks in a row" in detail and "\\u0301" in detail
+    assert "\u0301" not in detail

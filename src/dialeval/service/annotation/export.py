@@ -20,10 +20,12 @@ from sqlalchemy import select
 from dialeval.corpus import Corpus, Dialogue, Turn
 from dialeval.io.convert import convert
 from dialeval.io.formats import writable
+from dialeval.io.wochat import BINARY_LEVELS, OPTIONAL_TAGS
+from dialeval.io.wochat_writer import known_maps
 from dialeval.io.writers import WriteReport
 from dialeval.service.annotation import assignment as policy
 from dialeval.service.annotation.projects import get_project, scheme_of
-from dialeval.service.annotation.schemes import DIALOGUE
+from dialeval.service.annotation.schemes import DIALOGUE, Scheme
 from dialeval.service.annotation.tables import AnnotationItem, Annotator, Assignment, Label
 from dialeval.service.db import Database
 from dialeval.service.errors import Conflict, Invalid
@@ -59,7 +61,7 @@ def project_corpus(db: Database, name: str, *, finished_only: bool = True) -> Co
         turns = [Turn(t["sender"], list(t["utterances"]), meta=dict(t.get("meta") or {})) for t in data["turns"]]
         d = Dialogue(data["id"], turns, meta=dict(data.get("meta") or {}))
         if who:
-            for u, controls in scheme.units([t.sender for t in turns], hidden=p.hide_speakers):
+            for u, controls in scheme.data_units([t.sender for t in turns], hidden=p.hide_speakers):
                 target = d if u == DIALOGUE else turns[u]
                 target.annotators = list(ids)
                 for c in controls:
@@ -78,6 +80,15 @@ def export_annotations(db: Database, name: str, to: str, out: str | os.PathLike,
     all there; a format that cannot hold the scheme's labels is refused by its writer, naming them, unless
     ``drop_labels``. ``sender_map`` renames senders first (``{"user": "customer", "system": "helpdesk"}`` for
     STC-3), as ``dialeval corpus convert --senders`` does.
+
+    Raises
+    ------
+    Invalid
+        ``to`` is not a writable format; or WOCHAT XML cannot hold the scheme's labels (STC-3's A, S, E and
+        nuggets) and ``drop_labels`` is not set: the message names what does (the scheme's own format, or
+        ``drop_labels``), not the writer's ``scale``/``label_map``, which a project's export does not take.
+    Conflict
+        No annotation is finished yet.
     """
     if to not in writable():
         raise Invalid(f"export format {to!r} is not allowed; allowed are " + ", ".join(writable()))
@@ -90,8 +101,28 @@ def export_annotations(db: Database, name: str, to: str, out: str | os.PathLike,
         turn_choice = [c for c in scheme.controls if c.scale.level == "turn" and not c.flag]
         if scheme.wochat_map:
             options.update(scale=turn_choice[0].name, label_map=dict(scheme.wochat_map))
+        elif not drop_labels:
+            _refuse_unmapped_wochat(corpus, scheme, name)
         ids = [d.id for d in corpus]
         from dialeval.io.wochat import ID_PATTERN
         if all(ID_PATTERN.match(i) for i in ids):
             options["ids"] = "strict"
     return convert(corpus, out, to, **options)
+
+
+def _refuse_unmapped_wochat(corpus: Corpus, scheme: Scheme, name: str) -> None:
+    """:class:`Invalid` when WOCHAT XML cannot hold the labels of ``scheme`` (it has no scale written as
+    VALID/ACCEPTABLE/INVALID, neither known to the writer nor mapped by the scheme), naming the ways this export
+    has: the scheme's own format, or ``drop_labels``. (The writer's own refusal would suggest ``scale`` and
+    ``label_map``, which :func:`export_annotations` does not take.)"""
+    if any(n in known_maps() for n in corpus.scales):
+        return
+    lost = [n for n, sc in corpus.scales.items() if not (n.upper() in OPTIONAL_TAGS and sc.levels == BINARY_LEVELS)]
+    if not lost:
+        return
+    other = (f"--to {scheme.format} (in Python to={scheme.format!r}) writes them all; "
+             if scheme.format in writable() and scheme.format != "wochat" else "")
+    raise Invalid(f"project {name!r} (scheme {scheme.name}) cannot be written as WOCHAT XML, which holds per-turn "
+                  "VALID/ACCEPTABLE/INVALID and the optional yes/no tags only: its labels on " + ", ".join(lost)
+                  + f" would be lost; {other}--drop-labels (in Python drop_labels=True) writes the dialogues "
+                  "without them")

@@ -36,7 +36,7 @@ from dialeval.service.annotation import assignment as policy
 from dialeval.service.annotation.schemes import DIALOGUE, SCHEMES, Scheme, get_scheme
 from dialeval.service.annotation.tables import AnnotationItem, AnnotationProject, Annotator, Assignment, Label
 from dialeval.service.db import Database
-from dialeval.service.errors import Conflict, Forbidden, Invalid, NotFound
+from dialeval.service.errors import Conflict, Forbidden, Invalid, InvalidValue, NotFound
 from dialeval.service.names import check_slug, is_slug
 
 KIND = "annotation"
@@ -78,29 +78,40 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
 
     Raises
     ------
+    InvalidValue
+        A bad overlap, timeout, guidelines or seed (naming the parameter).
     Invalid
-        A bad name, scheme, overlap, timeout or guidelines, or a corpus with nothing to label.
+        A bad name or scheme, or a corpus with nothing to label.
     Conflict
         The name is taken (by a project or by a chat collection).
     """
     check_slug(name, "project", Invalid)
     try:
         sch = get_scheme(scheme)
-        timeout_s = policy.parse_duration(timeout)
     except ValueError as e:
         raise Invalid(str(e)) from None
+    try:
+        timeout_s = policy.parse_duration(timeout)
+    except ValueError:
+        lo, hi = policy.TIMEOUT_RANGE_S
+        raise InvalidValue("timeout", f"{describe(timeout)} is not allowed; allowed are durations from {lo:g} "
+                           f"seconds to {hi / 86400:g} days, e.g. 30m, 1h, 1h30m, 90s, 2d") from None
     if isinstance(overlap, bool) or not isinstance(overlap, int) or not 1 <= overlap <= MAX_OVERLAP:
-        raise Invalid(f"overlap {describe(overlap)} is not allowed; allowed are integers from 1 to {MAX_OVERLAP}")
-    if not isinstance(guidelines, str) or len(guidelines) > MAX_GUIDELINES:
-        raise Invalid(f"guidelines must be text of at most {MAX_GUIDELINES} characters")
+        raise InvalidValue("overlap", f"{describe(overlap)} is not allowed; allowed are integers from 1 to "
+                           f"{MAX_OVERLAP}")
+    if not isinstance(guidelines, str):
+        raise InvalidValue("guidelines", f"must be text, received {type(guidelines).__name__}")
+    if len(guidelines) > MAX_GUIDELINES:
+        raise InvalidValue("guidelines", f"has {len(guidelines)} characters; at most {MAX_GUIDELINES} are allowed")
     if not corpus.dialogues or len(corpus.dialogues) > MAX_ITEMS:
         raise Invalid(f"the corpus has {len(corpus.dialogues)} dialogues; a project takes 1 to {MAX_ITEMS}")
-    empty = [d.id for d in corpus.dialogues if not sch.units(sch.senders(d), hidden=hide_speakers)]
+    empty = [d.id for d in corpus.dialogues if not sch.data_units(sch.senders(d), hidden=hide_speakers)]
     if empty:
         raise Invalid(f"{len(empty)} dialogue(s) have nothing to label with scheme {sch.name!r} (e.g. "
                       f"{empty[0]!r}: no turn of the senders it labels)")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**31 - 1):
-        raise Invalid(f"seed {describe(seed)} is not allowed; allowed are integers 0..2147483647 (or none: random)")
+        raise InvalidValue("seed", f"{describe(seed)} is not allowed; allowed are integers 0..2147483647 (or none: "
+                           "random)")
     seed = secrets.randbits(31) if seed is None else int(seed)
     ties = policy.tie_order(seed, len(corpus.dialogues))
     with db.write() as s:

@@ -19,6 +19,13 @@ conture     per system turn 0 / 1 / 2 (keys 0 1 2)
 
 CLI choices (``--scheme``), the page's controls and keys, the checks of a saved label and the export all
 come from :data:`SCHEMES`.
+
+**Hidden speakers** (``--hide-speakers``): a scheme that labels the system's turns only would show its
+controls on those turns only, and so tell the annotator which speaker is the machine (the judgement
+ISMACHINE asks of them). With speakers hidden every turn of both speakers shows the same controls, each
+required alike (:meth:`Scheme.units`); the scheme's data stay the labels of the turns it labels
+(:meth:`Scheme.data_units`: the system turns), the others being the price of not giving the answer away.
+STC-3 labels every turn already, with each sender's own nugget types, so its page still differs by sender.
 """
 
 from __future__ import annotations
@@ -103,7 +110,38 @@ class Scheme:
                 and any(c.scale.applies_to(s) for c in turn_controls)]
 
     def units(self, senders: list[str], *, hidden: bool) -> list[tuple[int, list[Control]]]:
-        """Every labelled unit (``DIALOGUE`` or a turn position) with the controls it shows, in page order."""
+        """Every unit the page shows controls on (``DIALOGUE`` or a turn position), with its controls, in page
+        order; a label may be saved on each, and each required control must be labelled before a submit.
+
+        With speakers shown, these are the :meth:`data_units`. With speakers hidden (``hidden``), a scheme that
+        labels the turns of some senders only (the system's, in a human-machine chat) shows the same controls
+        on *every* turn: controls on one speaker's turns only would tell the annotator which speaker is the
+        machine, the very judgement ISMACHINE asks of them. The labels given on the other turns are saved
+        as given but are not the scheme's data (:meth:`data_units`).
+
+        >>> w = SCHEMES["wochat"]
+        >>> [(u, len(cs)) for u, cs in w.units(["user", "system", "user"], hidden=False)]
+        [(1, 5)]
+        >>> [(u, len(cs)) for u, cs in w.units(["user", "system", "user"], hidden=True)]
+        [(0, 6), (1, 6), (2, 6)]
+        """
+        out = self.data_units(senders, hidden=hidden)
+        turns = [(u, cs) for u, cs in out if u != DIALOGUE]
+        if not hidden or not turns or len(turns) == len(senders):
+            return out
+        same = turns[0][1]
+        if any(cs != same for _u, cs in turns):  # the controls themselves differ by sender (STC-3's nuggets)
+            return out
+        return [(u, cs) for u, cs in out if u == DIALOGUE] + [(i, same) for i in range(len(senders))]
+
+    def data_units(self, senders: list[str], *, hidden: bool) -> list[tuple[int, list[Control]]]:
+        """The units whose labels are the scheme's data (what an export writes): the dialogue for its
+        dialogue-level controls and each turn the scheme labels (:meth:`labelled_turns`), with the controls of
+        that turn's sender, whether or not speakers are hidden.
+
+        >>> [(u, len(cs)) for u, cs in SCHEMES["wochat"].data_units(["user", "system", "user"], hidden=True)]
+        [(1, 6)]
+        """
         out = []
         dlg = self.controls_at("dialogue", hidden=hidden)
         if dlg:

@@ -102,13 +102,58 @@ def annotation_status(db: Database, name: str) -> dict:
             "alpha": alphas, "annotators": annotators}
 
 
+SHOWN_ONE_BY_ONE = 10
+"""Up to this k, the status table lists the items for each number of finished annotations 0..k; above it,
+:func:`finished_buckets` summarises them."""
+RANGES = 10
+"""At most this many ranges of 1..k-1 finished annotations in the summary of a larger k."""
+
+
+def finished_buckets(by_finished: dict[str, int], k: int) -> list[tuple[str, int]]:
+    """How many items have how many finished annotations, as (label, items) for the status table.
+
+    For k up to :data:`SHOWN_ONE_BY_ONE` every number 0..k is shown. For a larger k, 0 (not started) and k
+    (complete) are shown alone, 1..k-1 in at most :data:`RANGES` ranges of a round width (1, 2, 5, 10, 20,
+    50...), and neighbouring ranges with no item are merged, so that the line stays short for any k.
+
+    Parameters
+    ----------
+    by_finished : dict
+        ``items_by_finished`` of :func:`annotation_status`: ``"n"`` -> items with n finished annotations.
+    k : int
+        The project's overlap.
+
+    Examples
+    --------
+    >>> finished_buckets({"0": 1, "1": 0, "2": 3}, 2)
+    [('0', 1), ('1', 0), ('2', 3)]
+    >>> finished_buckets({str(i): 5 if i in (0, 37, 38) else 0 for i in range(101)}, 100)
+    [('0', 5), ('1-30', 0), ('31-40', 10), ('41-99', 0), ('100', 0)]
+    """
+    count = [int(by_finished.get(str(n), 0)) for n in range(k + 1)]
+    if k <= SHOWN_ONE_BY_ONE:
+        return [(str(n), c) for n, c in enumerate(count)]
+    width = next(w * 10**e for e in range(len(str(k))) for w in (1, 2, 5) if -(-(k - 1) // (w * 10**e)) <= RANGES)
+    ranges: list[list[int]] = []  # [first, last, items]
+    for first in range(1, k, width):
+        last = min(first + width - 1, k - 1)
+        items = sum(count[first:last + 1])
+        if ranges and items == 0 and ranges[-1][2] == 0:
+            ranges[-1][1] = last
+        else:
+            ranges.append([first, last, items])
+    middle = [(str(a) if a == b else f"{a}-{b}", n) for a, b, n in ranges]
+    return [("0", count[0]), *middle, (str(k), count[k])]
+
+
 def status_table(st: dict) -> list[str]:
     """The status as lines of text (``annotation-status --format table``)."""
     per = st["seconds_per_item"]
     lines = [f"project {st['project']} (scheme {st['scheme']}, k = {st['overlap']}): {st['complete_items']} of "
              f"{st['items']} items complete, {st['finished_annotations']} of {st['needed_annotations']} annotations "
              f"({100 * st['progress']:.1f}%)",
-             "items by finished annotations: " + ", ".join(f"{k}: {v}" for k, v in st["items_by_finished"].items()),
+             "items by finished annotations: " + ", ".join(f"{label}: {n}" for label, n in
+                                                           finished_buckets(st["items_by_finished"], st["overlap"])),
              "seconds per item: " + ("none finished yet" if per["median"] is None else
                                      f"median {per['median']}, mean {per['mean']}"),
              "Krippendorff's alpha so far:"]

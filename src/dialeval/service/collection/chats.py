@@ -24,10 +24,16 @@ from dialeval.corpus import Dialogue, Turn
 from dialeval.errors import DialevalError, describe
 from dialeval.service import invitations
 from dialeval.service.collection import sessions
-from dialeval.service.collection.engines import DEFAULT_TIMEOUT_S, EngineError, default_name, make_engine
+from dialeval.service.collection.engines import (
+    DEFAULT_TIMEOUT_S,
+    MAX_TIMEOUT_S,
+    EngineError,
+    default_name,
+    make_engine,
+)
 from dialeval.service.collection.tables import MAX_ENGINE_MODEL, MAX_ENGINE_SPEC, ChatSession, ChatTurn, Collection
 from dialeval.service.db import Database, Invitation
-from dialeval.service.errors import Invalid, NotFound
+from dialeval.service.errors import Invalid, InvalidValue, NotFound
 from dialeval.service.names import check_slug, is_slug
 
 KIND = "collection"
@@ -48,7 +54,8 @@ def create_collection(db: Database, name: str, engine_spec: str | None, now: dat
     check_slug(name, "collection", Invalid)
     lo, hi = sessions.MAX_TURNS_RANGE
     if isinstance(max_turns, bool) or not isinstance(max_turns, int) or not lo <= max_turns <= hi:
-        raise Invalid(f"max turns {max_turns!r} is not allowed; allowed are integers from {lo} to {hi}")
+        raise InvalidValue("max_turns", f"{describe(max_turns)} is not allowed; allowed are integers from {lo} to "
+                           f"{hi}", what="max turns")
     if human_human:
         if engine_spec:
             raise Invalid("a human-human collection has no engine; drop --engine or --human-human")
@@ -56,12 +63,15 @@ def create_collection(db: Database, name: str, engine_spec: str | None, now: dat
     else:
         if not engine_spec:
             raise Invalid("a human-machine collection needs an engine (--engine), e.g. builtin:retrieval")
-        for what, value, most in (("engine", engine_spec, MAX_ENGINE_SPEC), ("engine model", engine_model or "",
-                                                                             MAX_ENGINE_MODEL)):
+        for param, what, value, most in (("engine_spec", "engine", engine_spec, MAX_ENGINE_SPEC),
+                                         ("engine_model", "engine model", engine_model or "", MAX_ENGINE_MODEL)):
             if not isinstance(value, str) or len(value) > most or (what == "engine model" and value
                                                                     and not value.strip()):
-                raise Invalid(f"{what} {describe(value)} is not allowed; allowed is a text of at most {most} "
-                              "characters" + (" that is not blank" if what == "engine model" else ""))
+                raise InvalidValue(param, f"{describe(value)} is not allowed; allowed is a text of at most {most} "
+                                   "characters" + (" that is not blank" if what == "engine model" else ""), what=what)
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= MAX_TIMEOUT_S:
+            raise InvalidValue("timeout_s", f"{describe(timeout_s)} is not allowed; allowed are 0 < seconds <= "
+                               f"{MAX_TIMEOUT_S:g}", what="engine timeout")
         try:
             make_engine(engine_spec, engine_model or "", timeout_s)
         except DialevalError as e:
@@ -302,6 +312,36 @@ def answer(db: Database, c: Collection, inv: Invitation, session_id: int, clock:
         if sessions.limit_reached(len(speakers) + 1, c.max_turns):
             sess.status, sess.ended_at, sess.end_reason = "ended", now, f"reached {c.max_turns} turns"
     return sess, turn, ""
+
+
+def retry(db: Database, c: Collection, inv: Invitation, session_id: int, clock: Callable[[], datetime],
+          after: int = 0) -> tuple[ChatSession, list[ChatTurn], str]:
+    """Ask the engine again for the reply a chat waits for (the participant's Retry).
+
+    Returns ``(session, turns after position after, engine error or "")``. A retry on an active chat that
+    waits for nothing adds nothing (a reply came meanwhile); one on a chat that is not going on is refused
+    (:func:`.sessions.check_retry`), before the engine is asked and again when the chat ended while it was
+    being asked (then nothing was stored).
+
+    Raises
+    ------
+    Conflict
+        The chat has ended or was abandoned (409), or nobody has joined it yet.
+    NotFound
+        No such chat of this participant's.
+    """
+    with db.read() as s:
+        sess = _own(s, c, inv, session_id)
+        rows = _turns(s, sess.id)
+    sessions.check_retry(sess.status, [t.speaker for t in rows], c.max_turns, after)
+    sess, reply, error = answer(db, c, inv, session_id, clock, (sess, rows))
+    if reply is not None or error:
+        return sess, [t for t in rows if t.position > after] + ([reply] if reply is not None else []), error
+    with db.read() as s:  # nothing stored by this call: the chat as it is now (answered, or ended, meanwhile)
+        sess = _own(s, c, inv, session_id)
+        rows = _turns(s, sess.id)
+    sessions.check_retry(sess.status, [t.speaker for t in rows], c.max_turns, after)
+    return sess, [t for t in rows if t.position > after], ""
 
 
 def end_session(db: Database, c: Collection, inv: Invitation, session_id: int, now: datetime) -> ChatSession:

@@ -9,7 +9,7 @@ GET       ``/api/collections/{name}``                      the collection (kind,
 POST      ``/api/collections/{name}/sessions``             start a chat, or resume the open one
 GET       ``/api/collections/{name}/sessions/{id}``        the chat and its turns (``?after=N``: newer only)
 POST      ``/api/collections/{name}/sessions/{id}/turns``  send a turn; the engine's reply comes back too
-POST      ``/api/collections/{name}/sessions/{id}/retry``  ask the engine again for a missing reply
+POST      ``/api/collections/{name}/sessions/{id}/retry``  ask the engine again for a missing reply (409: ended)
 POST      ``/api/collections/{name}/sessions/{id}/end``    end the chat
 WS        ``/api/collections/{name}/ws``                   human-human: pairing and live turns
 ========  ===============================================  ================================================
@@ -77,14 +77,12 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
     router = APIRouter()
     pages = templates(settings.public_url, docs=settings.docs)
 
-    def with_reply(c, inv, sid: int, after: int, known=None) -> JSONResponse:
-        """Ask the engine (if a reply is awaited); 201 with the turns after ``after`` (the reply among them),
-        202 with ``engine_error`` when the engine failed."""
+    def with_reply(c, inv, sid: int, after: int, known) -> JSONResponse:
+        """Ask the engine (if a reply is awaited) after the turn :func:`chats.add_turn` stored (``known``: the
+        session and its turns); 201 with the turns after ``after`` (the reply among them), 202 with
+        ``engine_error`` when the engine failed."""
         sess, reply, error = chats.answer(db, c, inv, sid, clock, known)
-        if known is None:
-            sess, turns = chats.get_session(db, c, inv, sid, after=after)
-        else:
-            turns = [t for t in known[1] if t.position > after] + ([reply] if reply is not None else [])
+        turns = [t for t in known[1] if t.position > after] + ([reply] if reply is not None else [])
         return JSONResponse(chats.session_state(c, sess, turns, inv, clock()), status_code=202 if error else 201)
 
     # ---- JSON API -------------------------------------------------------------------------------
@@ -120,9 +118,12 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
 
     @router.post("/api/collections/{name}/sessions/{sid}/retry", status_code=201, tags=["collection"])
     def retry(name: str, sid: SessionId, cred: Code, after: After = 0) -> JSONResponse:
-        """Ask the engine again for the reply the chat waits for (turns after ``after`` come back)."""
+        """Ask the engine again for the reply the chat waits for (turns after ``after`` come back): 201 with
+        the reply (or with nothing new when the reply came meanwhile), 202 with ``engine_error`` when the
+        engine failed again, 409 when the chat has ended or was abandoned (it waits for no reply)."""
         c, inv = chats.participant(db, name, _code(cred))
-        return with_reply(c, inv, sid, after)
+        sess, turns, error = chats.retry(db, c, inv, sid, clock, after)
+        return JSONResponse(chats.session_state(c, sess, turns, inv, clock()), status_code=202 if error else 201)
 
     @router.post("/api/collections/{name}/sessions/{sid}/end", tags=["collection"])
     def end(name: str, sid: SessionId, cred: Code) -> dict:

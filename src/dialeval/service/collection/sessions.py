@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from dialeval.errors import describe
 from dialeval.io.wochat import name_pattern
 from dialeval.service.errors import Conflict, Invalid
+from dialeval.service.names import MARKS, mark_problem, shown_name
 
 STATUSES = ("waiting", "active", "ended", "abandoned")
 HUMAN = "human"
@@ -43,6 +44,7 @@ WAIT_ALIVE = timedelta(seconds=30)
 """A waiting person not seen for this long is gone: nobody is paired with them."""
 
 _ENGINE_NAME = re.compile(r"^[A-Za-z](?:[A-Za-z0-9.-]{0,30}[A-Za-z.-])?$")
+MAX_PERSON = 40
 _PERSON = re.compile(r"^[^\W_](?:[^\W_]|[ .'-]){0,38}(?<=[^\W_])$|^$")
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 _BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
@@ -86,6 +88,34 @@ def awaiting_reply(human_human: bool, status: str, speakers: Sequence[str], max_
             and next_speaker(False, speakers) == "SYSTEM")
 
 
+def check_retry(status: str, speakers: Sequence[str], max_turns: int, after: int) -> None:
+    """Refuse a retry (ask the engine again) on a chat that is not going on (:class:`Conflict`, 409).
+
+    A retry on an active chat is always answered, also when no reply is awaited (one arrived meanwhile, e.g.
+    for an earlier retry): it adds nothing and returns the turns after ``after``, so sending it again is
+    harmless. A chat that has ended (or was abandoned, or waits for a partner) waits for no reply, and a
+    retry there is refused, with one exception that keeps a repeated retry harmless: the engine's reply
+    ended the chat at its turn limit and ``after`` is the turn before it (the caller has not seen it: a
+    retry sent again, or racing the one that got it); that reply comes back.
+
+    >>> check_retry("active", ["USER"], 20, 1)
+    >>> check_retry("ended", ["USER", "SYSTEM"], 2, 1)  # the reply that reached the limit, not seen yet
+    >>> check_retry("ended", ["USER", "SYSTEM"], 20, 1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dialeval.service.errors.Conflict: this chat is ended: it waits for no reply, so there is nothing to retry; ...
+    """
+    if status == "active":
+        return
+    if status == "waiting":
+        raise Conflict("nobody has joined this chat yet: it waits for no reply, so there is nothing to retry")
+    if (status == "ended" and limit_reached(len(speakers), max_turns) and speakers[-1] == "SYSTEM"
+            and after == len(speakers) - 1):
+        return
+    raise Conflict(f"this chat is {status}: it waits for no reply, so there is nothing to retry; start a new one "
+                   "to chat again")
+
+
 def is_alive(seen_at: datetime | None, now: datetime, window: timedelta = WAIT_ALIVE) -> bool:
     """True when someone seen at ``seen_at`` counts as still there at ``now``."""
     return seen_at is not None and now - seen_at <= window
@@ -127,7 +157,8 @@ def check_engine_name(name: str) -> str:
 
 
 def check_person_name(name: object) -> str:
-    """A participant's nickname (``<user_name>``): 0-40 letters, digits, spaces, ``.`` ``'`` ``-``.
+    """A participant's nickname (``<user_name>``), NFC-normalised: 0-40 letters (with their combining marks,
+    as :func:`dialeval.service.names.mark_problem` allows them), digits, spaces, ``.`` ``'`` ``-``.
 
     Underscores are refused so that no name can ever occur inside a tag such as ``USER_NAME``. A name made only
     of common words (:data:`COMMON_WORDS`: "you", "I", "the", "you too", "thank you") or of one Latin letter is
@@ -136,10 +167,15 @@ def check_person_name(name: object) -> str:
     """
     if not isinstance(name, str):
         raise Invalid(f"nickname {describe(name)} is not text")
-    name = " ".join(name.split())
-    if not _PERSON.match(name):
-        raise Invalid(f"nickname {name[:60]!r} is not allowed; use at most 40 letters, digits, spaces, '.', "
-                      "\"'\" or '-', starting and ending with a letter or digit (or leave it empty)")
+    name = unicodedata.normalize("NFC", " ".join(name.split()))
+    problem = mark_problem(name)
+    if problem:
+        raise Invalid(f"nickname {problem}")
+    bare = "".join(c for c in name if unicodedata.category(c) not in MARKS)  # a letter's accents and vowel signs
+    if len(name) > MAX_PERSON or not _PERSON.match(bare):
+        raise Invalid(f"nickname {shown_name(name, 60)} is not allowed; use at most {MAX_PERSON} characters: letters "
+                      "(with their accents or vowel signs), digits, spaces, '.', \"'\" or '-', starting and ending "
+                      "with a letter or digit (or leave it empty)")
     if name and ((len(name) == 1 and _matches_any(name, string.ascii_letters)) or _common_words_only(name)):
         raise Invalid(f"nickname {name!r} is not allowed: the exported chats replace your name wherever it stands "
                       "as a word, and it is a common word or a single letter; use a name, or leave it empty")

@@ -70,10 +70,15 @@ def _scheme(spec: str) -> Scheme:
     return SCHEMES[name]
 
 
+MAX_TIMEOUT_S = 600.0
+"""The longest wait for an engine's reply a collection may set (seconds)."""
+
+
 def make_engine(spec: str, model: str = "", timeout_s: float = DEFAULT_TIMEOUT_S) -> Engine:
     """The engine of ``spec`` (checked: a bad spec, model or timeout is a :class:`DialevalError`)."""
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= 600:
-        raise DialevalError(f"engine timeout {timeout_s!r} is not allowed; allowed are 0 < seconds <= 600")
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= MAX_TIMEOUT_S:
+        raise DialevalError(f"engine timeout {timeout_s!r} is not allowed; allowed are 0 < seconds <= "
+                            f"{MAX_TIMEOUT_S:g}")
     module = importlib.import_module(_scheme(spec).module)
     return module.make(spec, model=model, timeout_s=float(timeout_s))
 
