@@ -15,7 +15,7 @@ import typer
 
 sys.path.insert(0, str(Path(__file__).parent / "annotation"))
 sys.path.insert(0, str(Path(__file__).parent / "collection"))
-from annotation_support import Projects, chats_corpus
+from annotation_support import Projects, annotate_all, chats_corpus
 from collection_support import Chats
 
 import dialeval
@@ -26,7 +26,6 @@ from dialeval.io.stc3 import stc3_scales
 from dialeval.service import invitations
 from dialeval.service.annotation import projects
 from dialeval.service.annotation.export import export_annotations
-from dialeval.service.annotation.schemes import SCHEMES
 from dialeval.service.config import utcnow
 from dialeval.service.errors import Invalid
 
@@ -42,22 +41,6 @@ def _options(name: str) -> set[str]:
     """The options of ``dialeval admin NAME``, from its declaration."""
     admin = typer.main.get_command(app).commands["admin"]
     return {o for p in admin.commands[name].params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")}
-
-
-def _annotate_all(pj: Projects, codes: list[str], project: str, seed: int = 1) -> None:
-    """Every code labels items (at random) until none is left."""
-    rng = random.Random(seed)
-    scheme = SCHEMES[projects.get_project(pj.db, project).scheme]
-    for code in codes:
-        who = projects.annotator(pj.db, project, code, pj.clock())
-        while (asg := projects.next_assignment(pj.db, who, pj.clock())) is not None:
-            _a, item, _labels = projects.get_assignment(pj.db, who, asg.id)
-            senders = [t["sender"] for t in item.dialogue["turns"]]
-            for u, controls in scheme.units(senders, hidden=who.project.hide_speakers):
-                for c in controls:
-                    if not c.flag:
-                        projects.save_label(pj.db, who, asg.id, u, c.name, rng.choice(c.scale.levels), pj.clock())
-            projects.submit(pj.db, who, asg.id, pj.clock())
 
 
 def _stc3_corpus(n: int = 3) -> Corpus:
@@ -155,7 +138,7 @@ def test_export_annotations_refuses_an_existing_file_unless_forced(sqlite_url, c
     db = ["--database-url", sqlite_url]
     pj = Projects(sqlite_url)
     try:
-        _annotate_all(pj, pj.project("a1", chats_corpus(3), overlap=2, n_codes=2), "a1")
+        annotate_all(pj, pj.project("a1", chats_corpus(3), overlap=2, n_codes=2), "a1", random.Random(1))
     finally:
         pj.close()
     assert "--force" in _options("export-annotations")
@@ -220,7 +203,8 @@ def test_annotation_status_summarises_the_items_by_finished_annotations_for_a_la
     pj = Projects(sqlite_url)
     try:
         projects.create_project(pj.db, "some", chats_corpus(3), "wochat", 20, pj.clock(), seed=1)
-        _annotate_all(pj, invitations.create_invitations(pj.db, "annotation", "some", 3, pj.clock()), "some")
+        annotate_all(pj, invitations.create_invitations(pj.db, "annotation", "some", 3, pj.clock()), "some",
+                     random.Random(1))
     finally:
         pj.close()
     assert by_finished("some") == "0: 0, 1-2: 0, 3-4: 3, 5-19: 0, 20: 0"
@@ -235,7 +219,7 @@ def test_export_of_stc3_labels_to_wochat_suggests_only_options_the_command_has(s
     db = ["--database-url", sqlite_url]
     pj = Projects(sqlite_url)
     try:
-        _annotate_all(pj, pj.project("s1", _stc3_corpus(), scheme="stc3", overlap=2, n_codes=2), "s1")
+        annotate_all(pj, pj.project("s1", _stc3_corpus(), scheme="stc3", overlap=2, n_codes=2), "s1", random.Random(1))
         with pytest.raises(Invalid) as e:  # in Python: the parameters export_annotations has
             export_annotations(pj.db, "s1", "wochat", tmp_path / "w.xml",
                                sender_map={"customer": "user", "helpdesk": "system"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import timedelta
 
 from service_support import FakeClock
@@ -10,6 +11,7 @@ from dialeval.corpus import Corpus, Dialogue, Turn
 from dialeval.io.wochat import VALIDITY, validity_scale
 from dialeval.service import invitations
 from dialeval.service.annotation import projects
+from dialeval.service.annotation.schemes import SCHEMES
 from dialeval.service.app import create_app
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
@@ -54,3 +56,25 @@ class Projects:
 def label_all(view: dict, choose=lambda scale, turn: "VALID") -> list[tuple[int, str, str]]:
     """(turn, scale, value) for every required control of an assignment view."""
     return [(m["turn"], m["scale"], choose(m["scale"], m["turn"])) for m in view["missing"]]
+
+
+def annotate_all(pj: Projects, codes: list[str], project: str, rng: random.Random) -> dict:
+    """Every code labels items until none is left, at random; returns what each gave: {(did, annotator):
+    {(turn, scale): value}} (flags only where set to yes)."""
+    given: dict = {}
+    scheme = SCHEMES[projects.get_project(pj.db, project).scheme]
+    for code in codes:
+        who = projects.annotator(pj.db, project, code, pj.clock())
+        while (asg := projects.next_assignment(pj.db, who, pj.clock())) is not None:
+            _a, item, _labels = projects.get_assignment(pj.db, who, asg.id)
+            senders = [t["sender"] for t in item.dialogue["turns"]]
+            mine = given.setdefault((item.dialogue_id, who.label), {})
+            for u, controls in scheme.units(senders, hidden=who.project.hide_speakers):
+                for c in controls:
+                    if c.flag and rng.random() < 0.5:
+                        continue
+                    value = "yes" if c.flag else rng.choice(c.scale.levels)
+                    projects.save_label(pj.db, who, asg.id, u, c.name, value, pj.clock())
+                    mine[(u, c.name)] = value
+            projects.submit(pj.db, who, asg.id, pj.clock())
+    return given

@@ -7,37 +7,14 @@ import json
 import random
 
 import pytest
-from annotation_support import Projects, chats_corpus
+from annotation_support import Projects, annotate_all, chats_corpus
 
 import dialeval
 from dialeval.cli.main import run as cli
 from dialeval.corpus import Corpus, Dialogue, Turn
 from dialeval.io.stc3 import stc3_scales
-from dialeval.service.annotation import projects
 from dialeval.service.annotation.export import export_annotations
-from dialeval.service.annotation.schemes import DIALOGUE, SCHEMES
-
-
-def _annotate_all(pj, codes, project, rng) -> dict:
-    """Every code labels items until none is left, at random; returns what each gave: {(did, annotator):
-    {(turn, scale): value}} (flags only where set to yes)."""
-    given: dict = {}
-    scheme = SCHEMES[projects.get_project(pj.db, project).scheme]
-    for code in codes:
-        who = projects.annotator(pj.db, project, code, pj.clock())
-        while (asg := projects.next_assignment(pj.db, who, pj.clock())) is not None:
-            _a, item, _labels = projects.get_assignment(pj.db, who, asg.id)
-            senders = [t["sender"] for t in item.dialogue["turns"]]
-            mine = given.setdefault((item.dialogue_id, who.label), {})
-            for u, controls in scheme.units(senders, hidden=who.project.hide_speakers):
-                for c in controls:
-                    if c.flag and rng.random() < 0.5:
-                        continue
-                    value = "yes" if c.flag else rng.choice(c.scale.levels)
-                    projects.save_label(pj.db, who, asg.id, u, c.name, value, pj.clock())
-                    mine[(u, c.name)] = value
-            projects.submit(pj.db, who, asg.id, pj.clock())
-    return given
+from dialeval.service.annotation.schemes import DIALOGUE
 
 
 def _read_back(corpus) -> dict:
@@ -57,7 +34,7 @@ def test_export_round_trip_turn_schemes(sqlite_url, tmp_path, scheme, to):
     pj = Projects(sqlite_url)
     try:
         codes = pj.project("p1", chats_corpus(6), scheme=scheme, overlap=3, n_codes=4)
-        given = _annotate_all(pj, codes, "p1", random.Random(5))
+        given = annotate_all(pj, codes, "p1", random.Random(5))
         out = tmp_path / "out"
         export_annotations(pj.db, "p1", to, out)
         back = dialeval.read_corpus(out)
@@ -86,7 +63,7 @@ def test_export_round_trip_stc3(sqlite_url, tmp_path):
     pj = Projects(sqlite_url)
     try:
         codes = pj.project("s1", corpus, scheme="stc3", overlap=2, n_codes=3)
-        given = _annotate_all(pj, codes, "s1", random.Random(1))
+        given = annotate_all(pj, codes, "s1", random.Random(1))
         export_annotations(pj.db, "s1", "stc3", tmp_path / "s.json")
         back = dialeval.read_corpus(tmp_path / "s.json")
         # STC-3 JSON keeps each annotator's labels together but not their ids: compare per dialogue the
@@ -132,7 +109,7 @@ def test_admin_commands(db_url, tmp_path, capsys):
     assert "no finished annotation yet" in capsys.readouterr().err
     pj = Projects(db_url)
     try:
-        _annotate_all(pj, codes, "a1", random.Random(2))
+        annotate_all(pj, codes, "a1", random.Random(2))
     finally:
         pj.close()
     assert cli(["admin", "annotation-status", "a1", "--format", "json", *db]) == 0

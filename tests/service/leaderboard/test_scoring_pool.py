@@ -96,53 +96,10 @@ def test_the_leaderboard_is_reused_only_while_the_database_says_it_is_current(sq
         s.close()
 
 
-def test_scoring_processes_end_with_a_killed_server(sqlite_url):
+def _stopped_server(sqlite_url: str, sig: int) -> tuple[int, str, list]:
+    """A ``dialeval serve`` process with one scoring process, sent ``sig`` once it has scored one upload:
+    ``(its exit status, its stderr, its children when the signal was sent)``."""
     import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    import httpx
-    import psutil
-    from service_support import free_port
-
-    s = Service(sqlite_url)
-    token = s.team()
-    s.close()
-    port = free_port()
-    children: list = []
-    proc = subprocess.Popen([sys.executable, "-c", "from dialeval.cli.main import main; main()", "serve",
-                             "--database-url", sqlite_url, "--port", str(port), "--scoring-processes", "1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy())
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                r = httpx.post(f"http://127.0.0.1:{port}/api/tasks/t1/submissions",
-                               headers={"Authorization": f"Bearer {token}"},
-                               files={"file": ("run.json", dumps(s.run), "application/json")}, timeout=30)
-                break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.2)
-        assert r.status_code == 201, r.text
-        children = psutil.Process(proc.pid).children(recursive=True)
-        assert children  # the scoring process (and multiprocessing's resource tracker)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    _gone, alive = psutil.wait_procs(children, timeout=10)
-    for p in alive:
-        p.kill()
-    assert alive == []
-
-
-def test_a_server_stopped_by_sigterm_stops_its_scoring_processes_cleanly(sqlite_url):
-    """SIGTERM (how a service manager stops it): the app's shutdown stops the scoring processes, so the server
-    exits 0 with none left and no multiprocessing "leaked semaphore" warning on stderr."""
-    import os
-    import signal
     import subprocess
     import sys
     import time
@@ -172,14 +129,38 @@ def test_a_server_stopped_by_sigterm_stops_its_scoring_processes_cleanly(sqlite_
                 time.sleep(0.2)
         assert r.status_code == 201, r.text
         children = psutil.Process(proc.pid).children(recursive=True)
-        proc.send_signal(signal.SIGTERM)
+        assert children  # the scoring process (and multiprocessing's resource tracker)
+        proc.send_signal(sig)
         _out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    return proc.returncode, err, children
+
+
+def _left(children: list) -> list:
+    """The processes of ``children`` still running 10 s later (killed, so that no test leaves any)."""
+    import psutil
+
     _gone, alive = psutil.wait_procs(children, timeout=10)
     for p in alive:
         p.kill()
-    assert proc.returncode in (0, -signal.SIGTERM), err   # uvicorn ends by the signal it was stopped by
-    assert alive == [] and "leaked" not in err and "Traceback" not in err, err
+    return alive
+
+
+def test_scoring_processes_end_with_a_killed_server(sqlite_url):
+    import signal
+
+    _status, _err, children = _stopped_server(sqlite_url, signal.SIGKILL)
+    assert _left(children) == []
+
+
+def test_a_server_stopped_by_sigterm_stops_its_scoring_processes_cleanly(sqlite_url):
+    """SIGTERM (how a service manager stops it): the app's shutdown stops the scoring processes, so the server
+    ends with none left and no multiprocessing "leaked semaphore" warning on stderr."""
+    import signal
+
+    status, err, children = _stopped_server(sqlite_url, signal.SIGTERM)
+    assert status in (0, -signal.SIGTERM), err   # uvicorn ends by the signal it was stopped by
+    assert _left(children) == [] and "leaked" not in err and "Traceback" not in err, err
