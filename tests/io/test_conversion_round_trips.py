@@ -233,3 +233,85 @@ def test_conture_to_wochat_cli_error_is_one_line(shared_data, tmp_path, capsys):
     assert run(["corpus", "convert", src, str(tmp_path / "c.xml"), "--to", "wochat", "--scale", "overall impression",
                 "--map", "2=VALID,1=ACCEPTABLE,0=INVALID", "--drop-labels"]) == 0
     assert len(read_wochat(tmp_path / "c.xml")) == 119
+
+
+# ------------------------------------------------------------------- 5. what a property-based probe found
+
+def test_a_dbdc_field_named_like_a_wochat_tag_stays_a_field(tmp_path):
+    """A DBDC log's own ``source_id``/``timestamp`` field is not WOCHAT's: listed as dropped, never taken for the
+    original id on the way back."""
+    from dialeval.io.dbdc import breakdown_scale
+
+    c = Corpus([Dialogue("abc00001", [Turn("user", ["hi"])], meta={"source_id": "zzz", "timestamp": "t"})],
+               {"breakdown": breakdown_scale()}, "dbdc")
+    report = write_wochat(c, tmp_path / "w.xml")
+    assert report.dropped == ["DBDC dialogue field 'source_id' (1 time(s))",
+                              "DBDC dialogue field 'timestamp' (1 time(s))"]
+    assert "<source_id>" not in (tmp_path / "w.xml").read_text()
+    write_dbdc(read_wochat(tmp_path / "w.xml"), tmp_path / "d")
+    assert [p.name for p in (tmp_path / "d").iterdir()] == ["abc00001.log.json"]
+
+
+def test_ids_and_fields_keep_the_blanks_at_their_ends_through_wochat(tmp_path):
+    from dialeval.io.dbdc import breakdown_scale
+
+    for did in (" x1 ", "\n"):
+        c = Corpus([Dialogue(did, [Turn("user", ["hi"], meta={"time": " "})], meta={"speaker-id": " s "})],
+                   {"breakdown": breakdown_scale()}, "dbdc")
+        write_wochat(c, tmp_path / "w.xml")
+        [d] = read_wochat(tmp_path / "w.xml").dialogues
+        assert (d.meta["source_id"], d.meta["tags"][0]["text"], d.turns[0].meta["tags"][0]["text"]) == (did, " s ", " ")
+        assert d.meta["tags"][0]["attrib"] == {}    # xml:space is how the text was written, not a kept attribute
+
+
+def test_a_renamed_id_never_takes_an_id_that_fits(tmp_path):
+    c = Corpus([Dialogue("a1", [Turn("user", ["hi"])]), Dialogue("a00001", [Turn("user", ["x"])])], {}, "stc3")
+    report = write_wochat(c, tmp_path / "w.xml")
+    assert report.renamed_ids == {"a1": "a00000"}
+    assert [d.id for d in read_wochat(tmp_path / "w.xml").dialogues] == ["a00000", "a00001"]
+
+
+def test_an_empty_annotator_id_is_refused_not_written_unreadable(tmp_path):
+    from dialeval.io.dbdc import breakdown_scale
+
+    c = Corpus([Dialogue("x00001", [Turn("system", ["hi"], {"breakdown": ["O"]}, [""])])],
+               {"breakdown": breakdown_scale()}, "dbdc")
+    with pytest.raises(DialevalError, match=r"turns\[0\]\.annotators\[0\]: annotator id '' is not allowed"):
+        write_wochat(c, tmp_path / "w.xml")
+    assert not (tmp_path / "w.xml").exists()
+
+
+def test_dbdc_writes_every_utterance_of_a_turn_and_says_it_joined_them(tmp_path):
+    from dialeval.io.convert import convert
+    from dialeval.io.stc3 import stc3_scales
+
+    c = Corpus([Dialogue("s1", [Turn("customer", ["a", "", "b"]), Turn("helpdesk", ["", ""])])], stc3_scales(), "stc3")
+    report = convert(c, tmp_path / "d", "dbdc", sender_map={"customer": "user", "helpdesk": "system"})
+    assert "2 turn(s) of several utterances written as one utterance, joined by line breaks" in report.lines()
+    log = json.loads((tmp_path / "d" / "s1.log.json").read_text())
+    assert [t["utterance"] for t in log["turns"]] == ["a\n\nb", "\n"]
+
+
+def test_stc3_is_written_back_as_read(tmp_path):
+    """Two turns of one sender in a row (the reader takes them) with nugget labels: not merged, not refused."""
+    from dialeval.io import read_corpus
+    from dialeval.io.convert import convert
+
+    recs = [{"id": "d", "turns": [{"sender": "customer", "utterances": ["a"]}, {"sender": "customer",
+                                                                             "utterances": ["b"]}],
+             "annotations": [{"quality": {"A": 2, "S": 1, "E": 0}, "nugget": ["CNUG0", "CNUG"]}]}]
+    convert(read_corpus(recs), tmp_path / "s.json", "stc3")
+    assert json.loads((tmp_path / "s.json").read_text()) == recs
+
+
+def test_dbdc3_logs_come_back_the_same_through_wochat_and_dbdc(shared_data, tmp_path):
+    """Every field of DBDC3's IRIS logs, empty ones included, through DBDC -> WOCHAT -> DBDC and DBDC -> DBDC."""
+    src = shared_data("dbdc3", "en", "dev", "IRIS_100")
+    corpus = read_dbdc(src)
+    write_wochat(corpus, tmp_path / "w.xml")
+    write_dbdc(read_wochat(tmp_path / "w.xml"), tmp_path / "back")
+    write_dbdc(corpus, tmp_path / "again")
+    for f in sorted(src.glob("*.log.json")):
+        original = json.loads(f.read_text())
+        assert json.loads((tmp_path / "back" / f.name).read_text()) == original, f.name
+        assert json.loads((tmp_path / "again" / f.name).read_text()) == original, f.name

@@ -44,7 +44,9 @@ def to_stc3(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str, st
                           {k: v for k, v in d.labels.items() if k in keep}, d.annotators, dict(d.meta))
                  for d in corpus]
     mapped = Corpus(dialogues, {n: s for n, s in corpus.scales.items() if n in keep}, corpus.format, corpus.source)
-    blocks = merge_blocks(mapped)
+    # STC-3's turns are utterance blocks; a corpus read from STC-3 is written as it was read (its reader takes
+    # two turns of one sender in a row, and merging them would move their nugget labels)
+    blocks = mapped if corpus.format == "stc3" else merge_blocks(mapped)
     merged = sum(len(d.turns) for d in mapped) - sum(len(d.turns) for d in blocks)
     if merged:
         report.notes.append(f"{merged} turn(s) merged into the utterance block before them (same sender)")

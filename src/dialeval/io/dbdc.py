@@ -148,7 +148,7 @@ def _read_turn(raw: object, i: int, did: str, file: str) -> Turn:
                                     field=f"{aw}.annotator-id")
             labels.append(lab)
             ids.append(aid)
-            extra.append({k: ann[k] for k in _ANNOTATION_EXTRA if ann.get(k)})
+            extra.append({k: ann[k] for k in _ANNOTATION_EXTRA if k in ann})   # empty ones too: written back
         turn.labels[BREAKDOWN] = labels
         turn.annotators = ids
         if any(extra):

@@ -9,9 +9,10 @@ error unless ``drop_labels``.
 
 A WOCHAT dialogue that keeps its original id in ``<source_id>`` is written under that id, and the DBDC fields
 the WOCHAT writer keeps as tags (``speaker-id``, ``group-id``; a turn's ``time``, ``annotation-id``; an
-annotation's ``comment``, ``ungrammatical-sentence``) are written back as fields: DBDC -> WOCHAT -> DBDC gives the
-original logs. WOCHAT metadata DBDC has no field for (declared names, timestamps, other kept tags) is listed in
-the report as dropped.
+annotation's ``comment``, ``ungrammatical-sentence``; empty ones too) are written back as fields: DBDC -> WOCHAT
+-> DBDC gives the original logs (but a field's number comes back as its text: ``"speaker-id": 42`` as ``"42"``).
+WOCHAT metadata DBDC has no field for (declared names, timestamps, other kept tags) is listed in the report as
+dropped.
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
                           corpus.source)
     files, used = [], set()
     report.dropped.extend(unheld_metadata(corpus, dbdc_fields_held=True))
+    joined = 0
     for d in corpus:
         turns = []
         for i, t in enumerate(d.turns):
@@ -120,7 +122,8 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
                                          ann_tags[a] if a < len(ann_tags) else [], DBDC_ANNOTATION_FIELDS)
                     anns.append({"annotator-id": str(aid), "breakdown": lab} | fields)
             report.labels += len(anns)
-            turns.append({"turn-index": i, "speaker": _SPEAKER_OF[t.sender], "utterance": t.text}
+            joined += len(t.utterances) > 1
+            turns.append({"turn-index": i, "speaker": _SPEAKER_OF[t.sender], "utterance": "\n".join(t.utterances)}
                          | dbdc_fields(t.meta, t.meta.get("tags"), DBDC_TURN_FIELDS) | {"annotations": anns})
             report.turns += 1
         name = file_stem(d.id) + ".log.json"
@@ -131,5 +134,6 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
                                                                            DBDC_DIALOGUE_FIELDS)
                                       | {"turns": turns}).encode()))
         report.dialogues += 1
+    report.note_joined(joined)
     report.files = write_folder(Path(path), files)
     return report

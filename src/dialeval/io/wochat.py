@@ -228,9 +228,17 @@ def _text(el: ET.Element) -> str:
     return (el.text or "") if el.get(XML_SPACE) == "preserve" else EDGE_LAYOUT.sub("", el.text or "")
 
 
+def tag_text(el: ET.Element) -> str:
+    """A tag's text (an id, a name, a kept tag's value): blanks at its ends are layout and dropped, unless the
+    element says ``xml:space="preserve"`` (as the WOCHAT writer does for a text with blanks at its ends)."""
+    return (el.text or "") if el.get(XML_SPACE) == "preserve" else (el.text or "").strip()
+
+
 def _as_tag(el: ET.Element, *, file: str, dialogue: str) -> dict:
-    """An extra element kept as data: tag, attributes, text and (if nested) its XML."""
-    out: dict = {"tag": el.tag, "attrib": dict(el.attrib), "text": (el.text or "").strip()}
+    """An extra element kept as data: tag, attributes (but ``xml:space``, which only says how its text was
+    written), text and (if nested) its XML."""
+    attrib = {k: v for k, v in el.attrib.items() if k != XML_SPACE}
+    out: dict = {"tag": el.tag, "attrib": attrib, "text": tag_text(el)}
     if len(el):
         try:
             out["xml"] = ET.tostring(el, encoding="unicode").strip()
@@ -262,7 +270,7 @@ def _read_dialogue(el: ET.Element, st: _ReadState) -> Dialogue:
         elif child.tag == "turn":
             turn_elems.append(child)
         elif child.tag in DIALOGUE_KEYS and not len(child):
-            meta[child.tag] = (child.text or "").strip()
+            meta[child.tag] = tag_text(child)
         else:
             extra.append(_as_tag(child, file=file, dialogue=did))
     if not turn_elems:

@@ -164,18 +164,28 @@ def _role_order(role: str) -> tuple:
     return (0, 0) if role == "SYSTEM" else (1, int(role[4:] or 0))
 
 
+def _text_element(parent: ET.Element, tag: str, text: str | None, attrib: dict | None = None) -> ET.Element:
+    """A child ``<tag>`` holding ``text``, marked ``xml:space="preserve"`` when blanks at its ends are part of
+    it (the reader strips them otherwise, as a file's layout: :func:`dialeval.io.wochat.tag_text`)."""
+    el = ET.SubElement(parent, tag, attrib or {})
+    el.text = text or None
+    if text and text != text.strip():
+        el.set(XML_SPACE, "preserve")
+    return el
+
+
 def _add_tags(parent: ET.Element, tags: list[dict]) -> None:
     for t in tags:
         if "xml" in t:
             parent.append(safe_fromstring(t["xml"]))
         else:
-            ET.SubElement(parent, t["tag"], t.get("attrib", {})).text = t.get("text") or None
+            _text_element(parent, t["tag"], t.get("text"), t.get("attrib"))
 
 
 def _dbdc_tags(meta: dict, fields: tuple[str, ...], kept: list[dict], lost: Counter, where: str) -> list[dict]:
     """A DBDC corpus's metadata ``fields`` (speaker-id, a turn's time, an annotation's comment...) as kept tags of
-    the same name, which the DBDC writer reads back (:func:`dialeval.io.writers.dbdc_fields`); empty ones left
-    out, a value that is no string or number counted in ``lost``."""
+    the same name, which the DBDC writer reads back (:func:`dialeval.io.writers.dbdc_fields`); an empty one as
+    an empty tag (the log had the field), a value that is no string or number counted in ``lost``."""
     have = {t.get("tag") for t in kept}
     out = []
     for k in fields:
@@ -184,7 +194,7 @@ def _dbdc_tags(meta: dict, fields: tuple[str, ...], kept: list[dict], lost: Coun
         text = carried_value(meta[k])
         if text is None:
             lost[f"DBDC {where} field {k!r} (not a string or a number)"] += 1
-        elif text:
+        else:
             out.append({"tag": k, "text": text})
     return out
 
@@ -197,7 +207,10 @@ def _uncarried(meta: dict, carried: tuple[str, ...], lost: Counter, where: str) 
 
 
 def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binary: list[str], report: WriteReport,
-                      file: str | None, dbdc: bool = False, lost: Counter | None = None) -> ET.Element:
+                      file: str | None, fmt: str, lost: Counter | None = None) -> ET.Element:
+    """``d`` as a ``<dialogue>`` element; ``fmt``: the corpus's format (a WOCHAT corpus's metadata is written back
+    as it was read; a DBDC log's fields as kept tags, the others counted in ``lost``)."""
+    own, dbdc = fmt == "wochat", fmt == "dbdc"
     lost = Counter() if lost is None else lost
     roles = {role_of(t.sender) for t in d.turns} | set(d.meta.get("names") or {})
     for r in sorted(roles):  # each checked before _role_order reads it
@@ -209,11 +222,11 @@ def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binar
     el = ET.Element("dialogue", {"id": wid})
     for r in roles:
         ET.SubElement(el, f"{r.lower()}_name").text = names[r] or None
-    for key in DIALOGUE_KEYS:
+    for key in DIALOGUE_KEYS if own else ():   # another format's field of that name is not WOCHAT's tag
         if d.meta.get(key):
-            ET.SubElement(el, key).text = str(d.meta[key])
+            _text_element(el, key, str(d.meta[key]))
     if wid != d.id:
-        ET.SubElement(el, "source_id").text = d.id
+        _text_element(el, "source_id", d.id)
     kept = d.meta.get("tags", [])
     if dbdc:
         _uncarried(d.meta, DBDC_DIALOGUE_FIELDS, lost, "dialogue")
@@ -253,6 +266,10 @@ def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binar
         for a, (aid, lab) in enumerate(zip(ids, labs, strict=True)):
             if lab is None:
                 continue
+            if not str(aid).strip():
+                raise DialevalError(f"annotator id {str(aid)!r} is not allowed: a WOCHAT <annotator> needs a non-blank "
+                                    "id (its readers refuse an empty one)", file=file, dialogue=d.id,
+                                    field=f"turns[{pos}].annotators[{a}]")
             ae = ET.SubElement(te, "annotator", {"id": str(aid)})
             ET.SubElement(ae, mapping[lab])
             for tag in binary:
@@ -332,22 +349,23 @@ def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None =
     if report.mapping:
         what += "; labels: " + ", ".join(f"{report.mapped_scale} {k} -> {v}" for k, v in report.mapping.items())
     what = what.replace("--", "- -")
-    used: set[str] = set()
+    fitting = Counter(d.id for d in corpus.dialogues if ID_PATTERN.match(d.id))
+    twice = next((i for i, n in fitting.items() if n > 1), None)
+    if twice is not None:
+        raise DialevalError("dialogue id met twice", file=corpus.source, dialogue=twice)
+    used: set[str] = set(fitting)   # ids that fit are kept: a renamed one never takes one of theirs
     elems = []
     lost: Counter = Counter()
     for d in corpus.dialogues:
         wid = _wochat_id(d.id, used, ids, corpus.source)
-        if wid in used:
+        if wid != d.id and wid in used:
             raise DialevalError("dialogue id met twice", file=corpus.source, dialogue=d.id)
         used.add(wid)
         if wid != d.id:
             report.renamed_ids[d.id] = wid
-        elems.append((wid, _dialogue_element(d, wid, src, binary, report, corpus.source, corpus.format == "dbdc",
-                                             lost)))
+        elems.append((wid, _dialogue_element(d, wid, src, binary, report, corpus.source, corpus.format, lost)))
         report.dialogues += 1
-    joined = lost.pop("_joined", 0)
-    if joined:
-        report.notes.append(f"{joined} turn(s) of several utterances written as one utterance, joined by line breaks")
+    report.note_joined(lost.pop("_joined", 0))
     report.dropped.extend(f"{what_} ({n} time(s))" for what_, n in lost.items())
     out = Path(path)
     if out.suffix.lower() == ".xml":

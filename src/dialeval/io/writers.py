@@ -58,6 +58,13 @@ class WriteReport:
         return out + self.notes
 
 
+    def note_joined(self, turns: int) -> None:
+        """Say that ``turns`` turn(s) of several utterances were written as one (formats of one utterance a turn)."""
+        if turns:
+            self.notes.append(f"{turns} turn(s) of several utterances written as one utterance, joined by line "
+                              "breaks")
+
+
 def _examples(ids: dict[str, str]) -> str:
     """The first three ``old -> new`` of a renaming, quoted, and ``...`` when there are more."""
     return ", ".join(f"{quote(a)} -> {quote(b)}" for a, b in list(ids.items())[:3]) + (", ..." if len(ids) > 3 else "")
