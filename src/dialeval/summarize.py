@@ -155,10 +155,10 @@ def summarize(pred: str | os.PathLike, *, by: str = "system", threshold: float =
                     rec = orjson.loads(data)
                 except orjson.JSONDecodeError as e:
                     if line == 1 and data.strip() == b"[":  # the JSON array dialeval predict writes for a file
-                        raise DialevalError("line 1: a JSON array (a run file?); summarize reads JSON Lines, one "
-                                            "prediction per line: what dialeval predict writes when --out is a "
-                                            "folder", file=str(file)) from None
+                        raise _array_error(file) from None
                     raise DialevalError(f"line {line}: not valid JSON ({e})", file=str(file)) from None
+                if line == 1 and isinstance(rec, list):   # a whole run file on one line
+                    raise _array_error(file)
                 state.add(_check(rec, file, line), file, line)
     state.flush()
     if by not in ("system", "day") and state.groups and by not in state.fields:
@@ -169,6 +169,11 @@ def summarize(pred: str | os.PathLike, *, by: str = "system", threshold: float =
 
     return {**_result(by, threshold, state.groups, state.days, state.heap, state.has_quality),
             "settings": {"predictions": str(pred), "model": _model_of(Path(pred)), "dialeval_version": __version__}}
+
+
+def _array_error(file: object) -> DialevalError:
+    return DialevalError("line 1: a JSON array (a run file?); summarize reads JSON Lines, one prediction per line: "
+                         "what dialeval predict writes when --out is a folder", file=str(file))
 
 
 def _model_of(pred: Path) -> dict | None:

@@ -128,4 +128,14 @@ def test_too_few_resamples_is_one_warning_line_per_rule(demo_runs, capsys):
     assert run(["compare", str(demo_runs / "runs"), "--gold", str(demo_runs / "gold.json"), "-B", "5"]) == 0
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning: B = 5")]
     assert len(lines) == 2, lines   # the interval's rule and alpha's, each said once
-    assert "use B >= 40" in lines[0] + lines[1] and "use B >= 21" in lines[0] + lines[1]
+    assert "use B >= 40" in lines[0] + lines[1] and "use B >= 20" in lines[0] + lines[1]
+
+
+def test_an_empty_measures_option_and_a_comma_matrix_are_explained(demo_runs, tmp_path, capsys):
+    assert run(["compare", str(demo_runs / "runs"), "--gold", str(demo_runs / "gold.json"), "--measures", ""]) == 2
+    assert "measures [''] name no measure" in capsys.readouterr().err
+    (tmp_path / "m.txt").write_text("0.1,0.2\n0.3,0.4\n")
+    (tmp_path / "r.txt").write_text("a\nb\n")
+    assert run(["stats", "tukey", str(tmp_path / "m.txt"), "--runs", str(tmp_path / "r.txt")]) == 2
+    assert "separated by blanks (this line uses ','" in capsys.readouterr().err
+

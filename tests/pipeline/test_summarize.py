@@ -111,10 +111,11 @@ def test_cli_table_json_and_plot(pred, tmp_path, capsys):
 
 def test_a_run_file_is_named_as_such(tmp_path, capsys):
     """A JSON array (the run dialeval predict writes for a file) is not JSON Lines: the error says what it is."""
-    (tmp_path / "run.json").write_text(json.dumps(RECORDS, indent=2))
-    assert run(["summarize", str(tmp_path / "run.json")]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "a JSON array (a run file?); summarize reads JSON Lines" in err
+    for indent in (2, None):   # one record a line, or the whole array on one line
+        (tmp_path / "run.json").write_text(json.dumps(RECORDS, indent=indent))
+        assert run(["summarize", str(tmp_path / "run.json")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "a JSON array (a run file?); summarize reads JSON Lines" in err
 
 
 def test_a_folder_of_dialogues_is_not_taken_for_predictions(tmp_path, capsys):

@@ -12,7 +12,7 @@ import pytest
 from dialeval import DialevalError, __version__
 from dialeval.measures import get as get_measure
 from dialeval.report import REPORT_FORMATS, plot_means, report_text, write_report
-from dialeval.report.tables import tex
+from dialeval.report.tables import md_text, render_csv, tex
 from dialeval.stats import compare_measures
 
 RUNS = ["sys_1", "sys|2", "sys#3"]
@@ -23,6 +23,18 @@ def comparison():
     rng = np.random.default_rng(0)
     X = np.clip(rng.random((50, 1)) * 0.3 + rng.normal(0, 0.05, (50, 3)) + [0.1, 0.12, 0.4], 0, 1)
     return compare_measures({"quality.nmd.A": X, "nugget.jsd": X**2}, RUNS, B=400, seed=9, alpha=0.05)
+
+
+@pytest.fixture
+def comparison_of():
+    """``comparison_of(names, B=..., separated=False)``: two measures over 40 dialogues; ``separated``: runs
+    far apart (every pair differs at any B)."""
+    def make(names: list[str], *, B: int, separated: bool = False):
+        rng = np.random.default_rng(1)
+        m = len(names)
+        X = rng.random((40, m)) * (0.01 if separated else 0.3) + np.linspace(0, 0.6 if separated else 0.1, m)
+        return compare_measures({"quality.nmd.A": X, "nugget.jsd": X**2}, names, B=B, seed=2, alpha=0.05)
+    return make
 
 
 def test_every_format_records_its_settings(comparison):
@@ -43,7 +55,7 @@ def test_markdown_numbers_and_escaping(comparison):
     md = report_text(comparison, "md")
     mc = comparison.measure("quality.nmd.A")
     best = mc.runs[0]
-    assert f"| 1 | {best.run.replace('|', chr(92) + '|')} | {best.mean:.4f} |" in md
+    assert f"| 1 | {md_text(best.run)} | {best.mean:.4f} |" in md
     assert "sys\\|2" in md and "sys|2 |" not in md.replace("sys\\|2", "")
     assert "< 0.0025" in md  # p = 0 is shown as below 1/B
     assert "| run | vs run | \\|diff\\| | p (Tukey HSD) | ES_E | p < 0.05 |" in md  # every row has 6 cells
@@ -94,3 +106,37 @@ def test_plot_png_and_svg(comparison, tmp_path):
     svg = paths[1].read_text()
     assert "<svg" in svg and "sys_1" in svg and "NMD (A)" in svg
     assert not list((tmp_path / "plots").glob(".*tmp"))
+
+
+def test_user_text_is_literal_in_every_format(comparison_of):
+    """Run names with Markdown, LaTeX and CSV specials, a line break, a space: shown as written in Markdown,
+    escaped in LaTeX, one CSV row per run of a group; the notes in every format."""
+    import csv
+    import io
+
+    names = ["*star*_x_", "<b>h<i>", "a & b % $1 #2 \\ {c} ~^", "new\nline", "with space", '"q" | p']
+    c = comparison_of(names, B=10)
+    md = report_text(c, "md")
+    for n in names:
+        assert md_text(n) in md
+    assert "<b>" not in md.replace("\\<b\\>", "") and "*star*" not in md.replace("\\*star\\*", "")
+    assert not any(line.startswith("line") for line in md.splitlines())   # a line break does not split a row
+    tex_text = report_text(c, "latex")
+    for n in names:
+        assert tex(n) in tex_text
+    assert "\\textless{}b\\textgreater{}" in tex_text and "[T1]{fontenc}" in tex_text
+    assert "% note: B = 10" in tex_text and "& $p$ \\\\" in tex_text
+    groups = render_csv(c)["groups"]
+    rows = list(csv.reader(io.StringIO("\n".join(ln for ln in groups.splitlines() if not ln.startswith("#")))))
+    assert rows[0] == ["measure", "group", "run"] and {r[2] for r in rows[1:]} == set(names)
+    assert "# note: B = 10" in groups
+
+
+def test_a_b_too_small_for_alpha_calls_nothing_significant(comparison_of):
+    c = comparison_of(["a", "b", "c"], B=10, separated=True)
+    assert all(not p.significant for mc in c.measures for p in mc.pairs)
+    assert all(len(mc.groups) == 1 for mc in c.measures)
+    assert any("no pair is called significant" in n for n in c.notes)
+    c = comparison_of(["a", "b", "c"], B=20, separated=True)   # 1/B = alpha: p = 0 says p < alpha
+    assert any(p.significant for mc in c.measures for p in mc.pairs)
+

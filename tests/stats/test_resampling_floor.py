@@ -31,13 +31,13 @@ def test_interval_floor_is_two_over_one_minus_level(B, level, warned):
         assert f"B = {B}" in said[0] and f"use B >= {round(2 / (1 - level))}" in said[0]
 
 
-@pytest.mark.parametrize(("B", "alpha", "warned"), [(20, 0.05, True), (21, 0.05, False), (100, 0.01, True),
-                                                    (101, 0.01, False)])
+@pytest.mark.parametrize(("B", "alpha", "warned"), [(19, 0.05, True), (20, 0.05, False), (99, 0.01, True),
+                                                    (100, 0.01, False)])
 def test_pvalue_floor_is_one_over_alpha(B, alpha, warned):
     said = _caught(lambda: check_B(B, alpha=alpha))
     assert bool(said) is warned
     if warned:
-        assert f"1/B = {1 / B:.2g}" in said[0] and f"use B >= {round(1 / alpha) + 1}" in said[0]
+        assert f"1/B = {1 / B:.2g}" in said[0] and f"use B >= {round(1 / alpha)}" in said[0]
 
 
 def test_category_is_dialevals_own():

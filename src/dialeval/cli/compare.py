@@ -63,8 +63,9 @@ def register(app: typer.Typer) -> None:
         level: float = typer.Option(0.95, "--level", "--ci-level", help="Confidence level of the "
                                    "intervals (--ci-level as in correlate)."),
         missing: Missing = typer.Option("error", "--missing",  # type: ignore[valid-type]
-                                        help="A run lacking gold dialogues: error, score them as the worst "
-                                        "(1.0), or compare on the dialogues common to all runs."),
+                                        help="A run lacking gold dialogues: error, score them as each "
+                                        "measure's worst value (`dialeval measures`: 1, or more for RSNOD "
+                                        "on 5 levels or more), or compare on the dialogues common to all runs."),
         matrix_out: Path | None = typer.Option(None, "--matrix-out", help="Also write Discpower files here: "
                                                "runs.txt, topics.txt, one <column>.matrix per score column."),
         nugget_alpha: float = typer.Option(0.5, "--nugget-alpha", help="ND weight of customer turns (helpdesk: "

@@ -69,8 +69,11 @@ def read_matrix(path: str | os.PathLike, runs: int | None = None) -> np.ndarray:
         if width is None:
             width = len(fields)
         if len(fields) != width:
+            sep = next((c for c in ",;|" if c in line), None)
             raise DialevalError(f"line {lineno} has {len(fields)} value(s); expected {width} (one per run in the "
-                                "run list)", file=str(p))
+                                "run list), separated by blanks" + (f" (this line uses {sep!r}: Discpower's matrices "
+                                                                   "are separated by spaces)" if sep else ""),
+                                file=str(p))
         try:
             values = [float(v) for v in fields]
         except ValueError:

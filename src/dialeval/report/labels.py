@@ -7,7 +7,7 @@ file's) is shown as it is, lower is better.
 
 from __future__ import annotations
 
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, describe
 from dialeval.io.stc3 import QUALITY_NAMES
 from dialeval.measures import Measure
 from dialeval.measures import get as get_measure
@@ -104,6 +104,10 @@ def match_columns(columns: object, wanted: object) -> list[str]:
     cols = [str(c) for c in columns]  # type: ignore[attr-defined]
     given = [w.strip() for item in (wanted or []) for w in str(item).split(",") if w.strip()]  # type: ignore[attr-defined]
     names = [w.lower() for w in given]
+    if wanted and not names:   # given, but nothing in it: a mistake (an empty shell variable), not "all"
+        raise DialevalError(f"measures {describe(wanted)} name no measure; allowed are names such as "
+                            "nmd, nmd.A, 'NMD (A)', jsd (comma-separated or repeated), or leave the option out for "
+                            "every measure")
     if not names:
         return cols
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dialeval import progress as _progress
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, DialevalWarning
 from dialeval.io.atomic import atomic_path, make_folder
 from dialeval.report.labels import column_label, direction_text, match_columns
 from dialeval.stats.comparison import Comparison, MeasureComparison
@@ -60,6 +61,20 @@ def check_columns(columns: int) -> int:
     return columns
 
 
+MAX_LABEL = 40
+"""Characters of a run's name a plot shows (a longer one is cut with "..."; the report's tables show it whole)."""
+
+
+def plot_label(name: str) -> str:
+    r"""A run's name as a plot's row label: one line, at most :data:`MAX_LABEL` characters.
+
+    >>> plot_label("a\nb"), plot_label("x" * 50)[-5:]
+    ('a b', 'xx...')
+    """
+    text = " ".join(str(name).split())
+    return text if len(text) <= MAX_LABEL else text[:MAX_LABEL - 3] + "..."
+
+
 def means_figure(c: Comparison, *, measures: Sequence[str] | None = None,
                  columns: int = DEFAULT_COLUMNS) -> Figure:
     """One panel per measure: each run's mean (dot) and interval (bar), best run at the top.
@@ -74,7 +89,7 @@ def means_figure(c: Comparison, *, measures: Sequence[str] | None = None,
     ncols = min(len(chosen), check_columns(columns))
     nrows = math.ceil(len(chosen) / ncols)
     m = len(c.runs)
-    labels = {mc.name: [f"{r.run}  ({r.groups})" for r in mc.runs] for mc in chosen}
+    labels = {mc.name: [f"{plot_label(r.run)}  ({r.groups})" for r in mc.runs] for mc in chosen}
     longest = max(len(t) for ts in labels.values() for t in ts)
     label_w = longest * _FONT * _CHAR_W / 72 + 0.15
     top_pad, bottom_pad, gap_h = 0.32, 0.48, 0.25  # title above, x label below a panel, space between rows
@@ -138,12 +153,30 @@ def plot_means(c: Comparison, out_dir: str | os.PathLike, stem: str = "means", *
     with _progress.bar(f"plotting {len(fig.axes)} panel(s)", len(PLOT_FORMATS),
                        progress=progress if progress is not None else (None if len(c.runs) >= 10 else False)) as bar, \
             matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "dialeval"}):
-        written = []
+        written, lacking = [], False
         for fmt in PLOT_FORMATS:
             path = out / f"{stem}.{fmt}"
-            with atomic_path(path) as tmp:
+            with atomic_path(path) as tmp, warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
                 fig.savefig(tmp, format=fmt, dpi=150, metadata={"Date": None} if fmt == "svg" else None,
                             **({"pil_kwargs": {"compress_level": 3}} if fmt == "png" else {}))
+            lacking |= _tell_other_warnings(said)
             written.append(path)
             bar.advance()
+    if lacking:
+        warnings.warn(f"the plot's font ({matplotlib.rcParams['font.family'][0]}) lacks some characters of the run "
+                      "names, drawn as boxes in the plot; the report's tables show them", DialevalWarning,
+                      stacklevel=2)
     return written
+
+
+def _tell_other_warnings(said: list) -> bool:
+    """Whether matplotlib warned of a glyph its font lacks (said once, by the caller, in dialeval's words); the
+    other warnings of ``said`` are shown as they came."""
+    lacking = False
+    for w in said:
+        if issubclass(w.category, UserWarning) and str(w.message).startswith("Glyph ") and "missing" in str(w.message):
+            lacking = True
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return lacking

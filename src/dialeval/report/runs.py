@@ -2,7 +2,8 @@
 
 A run is a submission file (JSON); a folder stands for the ``*.json`` files in it. Each run is scored
 with :func:`dialeval.scoring.score` against gold prepared once. A run that lacks gold dialogues is an
-error by default (``missing="error"``); ``"worst"`` scores them as 1.0 (the scorer's strict mode) and
+error by default (``missing="error"``); ``"worst"`` scores them as each measure's worst value (the scorer's strict mode:
+:func:`dialeval.scoring.engine.worst`, 1 but for NOD-based measures on 5 levels or more) and
 ``"common"`` keeps only the dialogues every run has.
 """
 

@@ -11,6 +11,7 @@ import csv
 import io
 import math
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,10 +111,26 @@ def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|")
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~!])")
+_LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
+
+
+def md_text(text: object) -> str:
+    r"""User text (a run name, a note quoting one) as Markdown shows it literally: its specials backslash-escaped
+    (no emphasis, code, link or HTML from a name), a line break as a space (a table row stays one line).
+
+    >>> md_text("*a*_<b>|x\n")
+    '\\*a\\*\\_\\<b\\>\\|x '
+    """
+    return _MD_SPECIAL.sub(r"\\\1", _LINE_BREAKS.sub(" ", str(text)))
+
+
 def _md_table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
+    """A Markdown table: the header's ``|`` escaped; the cells are Markdown already (user text and labels through
+    :func:`md_text`; numbers, intervals and group letters hold no ``|``)."""
     out = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
            "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
-    out += ["| " + " | ".join(_md_cell(x) for x in r) + " |" for r in rows]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
     return out
 
 
@@ -124,14 +141,16 @@ def render_markdown(c: Comparison) -> dict[str, str]:
     for mc in c.measures:
         out += ["", f"## {column_title(mc.name)}; {direction_text(mc.name)}", ""]
         out += _md_table(["rank", "run", "mean", f"{lvl} CI", "group"],
-                         [[str(r.rank), r.run, _num(r.mean), f"[{_num(r.ci.low)}, {_num(r.ci.high)}]", r.groups]
+                         [[str(r.rank), md_text(r.run), _num(r.mean), f"[{_num(r.ci.low)}, {_num(r.ci.high)}]",
+                           r.groups]
                           for r in mc.runs], "rlrrl")
         out += ["", _anova_line(mc) + ".", "",
                 f"Groups not significantly different at alpha = {mc.alpha} (runs sharing a letter):", ""]
-        out += [f"- {group_label(i)}: " + ", ".join(g) for i, g in enumerate(mc.groups)]
+        out += [f"- {group_label(i)}: " + ", ".join(md_text(r) for r in g) for i, g in enumerate(mc.groups)]
         out += ["", f"All pairs ({column_label(mc.name)}), better-ranked run first:", ""]
         out += _md_table(["run", "vs run", "|diff|", "p (Tukey HSD)", "ES_E", f"p < {mc.alpha}"],
-                         [[p.better, p.worse, _num(p.abs_diff), _p(p.pvalue, B), _num(p.effect_size, 3),
+                         [[md_text(p.better), md_text(p.worse), _num(p.abs_diff), _p(p.pvalue, B),
+                           _num(p.effect_size, 3),
                            "yes" if p.significant else "no"] for p in mc.pairs], "llrrrl")
     if c.agreement:
         out += ["", "## Agreement of the measures' rankings", "",
@@ -140,14 +159,14 @@ def render_markdown(c: Comparison) -> dict[str, str]:
                 f"over the {len(c.runs)} runs (exact without ties up to 33 runs, else normal; as scipy's "
                 "kendalltau).", ""]
         out += _md_table(["measure", "measure", "tau", f"{lvl} CI", "p"],
-                         [[column_label(a.first), column_label(a.second), _num(a.tau.statistic, 3),
+                         [[md_text(column_label(a.first)), md_text(column_label(a.second)), _num(a.tau.statistic, 3),
                            f"[{_num(a.tau.ci.low, 3)}, {_num(a.tau.ci.high, 3)}]", p_text(a.tau.pvalue)]
                           for a in c.agreement], "llrrr")
     fig = c.settings.get("figure")
     if fig:
         out += ["", "## Figure", "", f"![Run means per measure]({fig['files'][0]})", "", fig["caption"]]
     if c.notes:
-        out += ["", "## Notes", ""] + [f"- {n}" for n in c.notes]
+        out += ["", "## Notes", ""] + [f"- {md_text(n)}" for n in c.notes]
     return {"": "\n".join(out) + "\n"}
 
 
@@ -164,20 +183,21 @@ def _csv(header: list[str], rows: list[list[object]], comments: list[str]) -> st
 
 
 def render_csv(c: Comparison) -> dict[str, str]:
-    """Four tables (runs, pairs, groups, agreement), each with the settings as ``#`` comment lines."""
-    com = settings_lines(c)
+    """Four tables (runs, pairs, groups: one row per run of a group, agreement), each with the settings and
+    the notes as ``#`` comment lines."""
+    com = settings_lines(c) + [f"note: {n}" for n in c.notes]
     runs = [[mc.name, column_label(mc.name), r.rank, r.run, r.mean, r.ci.low, r.ci.high, r.ci.level, r.groups]
             for mc in c.measures for r in mc.runs]
     pairs = [[mc.name, p.better, p.worse, p.abs_diff, p.pvalue, p.effect_size, p.significant]
              for mc in c.measures for p in mc.pairs]
-    groups = [[mc.name, group_label(i), " ".join(g)] for mc in c.measures for i, g in enumerate(mc.groups)]
+    groups = [[mc.name, group_label(i), run] for mc in c.measures for i, g in enumerate(mc.groups) for run in g]
     agreement = [[a.first, a.second, a.tau.statistic, a.tau.ci.low, a.tau.ci.high, a.tau.ci.level, a.tau.pvalue,
                   a.tau.n] for a in c.agreement]
     return {
         "runs": _csv(["measure", "label", "rank", "run", "mean", "ci_low", "ci_high", "level", "groups"], runs, com),
         "pairs": _csv(["measure", "better", "worse", "abs_diff", "pvalue", "effect_size", "significant"], pairs,
                       com),
-        "groups": _csv(["measure", "group", "runs"], groups, com),
+        "groups": _csv(["measure", "group", "run"], groups, com),
         "agreement": _csv(["first", "second", "tau", "ci_low", "ci_high", "level", "pvalue", "runs"], agreement,
                           com),
     }
@@ -186,22 +206,30 @@ def render_csv(c: Comparison) -> dict[str, str]:
 # ---------------------------------------------------------------- LaTeX
 
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
+        ">": r"\textgreater{}", "|": r"\textbar{}", '"': r"\textquotedbl{}"}
+LATEX_NEEDS = "% needs \\usepackage{booktabs,longtable} and \\usepackage[T1]{fontenc}"
 
 
 def tex(text: object) -> str:
-    """Text escaped for LaTeX."""
-    return "".join(_TEX.get(ch, ch) for ch in str(text))
+    r"""Text escaped for LaTeX: its ten specials, and ``< > | "`` (which the default OT1 font encoding prints as
+    other glyphs); a line break as a space.
+
+    >>> print(tex('a_b & <c> "d"'))
+    a\_b \& \textless{}c\textgreater{} \textquotedbl{}d\textquotedbl{}
+    """
+    return "".join(_TEX.get(ch, ch) for ch in _LINE_BREAKS.sub(" ", str(text)))
 
 
 def render_latex(c: Comparison) -> dict[str, str]:
-    """Tables for a paper: needs ``\\usepackage{booktabs,longtable}``."""
+    """Tables for a paper: needs ``\\usepackage{booktabs,longtable}`` and ``\\usepackage[T1]{fontenc}``."""
     s = c.settings
     B, lvl = s["B"], tex(_pct(s["level"]))
     how = (f"randomised Tukey HSD, $B = {B}$, seed {s['seed']}, $\\alpha = {s['alpha']}$; "
            f"dialeval {tex(s['dialeval_version'])}")
-    out = ["% " + line for line in settings_lines(c)]
-    out += ["% needs \\usepackage{booktabs,longtable}", ""]
+    out = ["% " + line for line in settings_lines(c)] + ["% note: " + _LINE_BREAKS.sub(" ", n) for n in c.notes]
+    out += [LATEX_NEEDS + (" (and XeLaTeX or LuaLaTeX with a font for the run names' scripts)"
+                           if any(ord(ch) > 0x24F for r in c.runs for ch in r) else ""), ""]
     for mc in c.measures:
         title = tex(column_title(mc.name))
         out += ["\\begin{table}[htbp]", "\\centering",
@@ -225,9 +253,11 @@ def render_latex(c: Comparison) -> dict[str, str]:
                 f"\\caption{{Kendall's $\\tau_b$ between the measures' run rankings; {lvl} interval: "
                 f"{tex(c.agreement[0].tau.ci.method)}, $B = {B}$, seed {s['seed']}; dialeval "
                 f"{tex(s['dialeval_version'])}.}}",
-                "\\begin{tabular}{llrr}", "\\toprule", f"Measure & Measure & $\\tau_b$ & {lvl} CI \\\\", "\\midrule"]
+                "\\begin{tabular}{llrrr}", "\\toprule", f"Measure & Measure & $\\tau_b$ & {lvl} CI & $p$ \\\\",
+                "\\midrule"]
         out += [f"{tex(column_label(a.first))} & {tex(column_label(a.second))} & {_num(a.tau.statistic, 3)} & "
-                f"[{_num(a.tau.ci.low, 3)}, {_num(a.tau.ci.high, 3)}] \\\\" for a in c.agreement]
+                f"[{_num(a.tau.ci.low, 3)}, {_num(a.tau.ci.high, 3)}] & {tex(p_text(a.tau.pvalue))} \\\\"
+                for a in c.agreement]
         out += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
     fig = c.settings.get("figure")
     if fig:

@@ -75,8 +75,9 @@ def check_B(B: int, *, minimum: int = 1, level: float | None = None, alpha: floa
     - an interval at confidence ``level`` from ``B`` resamples has on average ``B (1 - level) / 2`` resamples
       beyond each end; below 1, its ends are the most extreme resamples, not quantiles
       (``B < 2 / (1 - level)``: 40 at 0.95, 200 at 0.99);
-    - a p-value counted over ``B`` random draws is a multiple of ``1 / B``; when ``1 / B >= alpha`` no p-value
-      but 0 falls below ``alpha`` (``B <= 1 / alpha``: 20 at 0.05).
+    - a p-value counted over ``B`` random draws is a multiple of ``1 / B``, and 0 means below ``1 / B``; when
+      ``1 / B > alpha`` even p = 0 does not say ``p < alpha`` (``B < 1 / alpha``: below 20 at 0.05), and
+      :func:`decisive` is False.
 
     These are floors, not recommendations: 1,000 or more resamples are usual for 95% intervals, and p-values
     near ``alpha`` have a Monte Carlo error of about ``sqrt(alpha (1 - alpha) / B)``.
@@ -84,16 +85,42 @@ def check_B(B: int, *, minimum: int = 1, level: float | None = None, alpha: floa
     if isinstance(B, bool) or not isinstance(B, int | np.integer) or minimum > B:
         raise DialevalError(f"B = {describe(B)} is not allowed; allowed are integers >= {minimum}")
     B = int(B)
+    for problem in resampling_problems(B, level=level, alpha=alpha):
+        warnings.warn(problem, ResamplingWarning, stacklevel=3)
+    return B
+
+
+def resampling_problems(B: int, *, level: float | None = None, alpha: float | None = None) -> list[str]:
+    """What ``B`` resamples cannot resolve at this ``level`` and ``alpha`` (:func:`check_B`'s two rules), as
+    sentences; ``[]`` when nothing. A report lists them beside its tables.
+
+    >>> resampling_problems(1000, level=0.95, alpha=0.05)
+    []
+    >>> len(resampling_problems(10, level=0.95, alpha=0.05))
+    2
+    """
+    out = []
     if level is not None and B * (1.0 - level) / 2.0 < 1.0:
         need = math.ceil(round(2.0 / (1.0 - level), 9))
-        warnings.warn(f"B = {B} resamples leave {B * (1.0 - level) / 2.0:.2g} on average beyond each end of a "
-                      f"{level:g} interval, so its ends are the most extreme resamples, not quantiles; use B >= "
-                      f"{need} (1,000 or more is usual)", ResamplingWarning, stacklevel=3)
-    if alpha is not None and B * alpha <= 1.0:
-        need = math.floor(round(1.0 / alpha, 9)) + 1
-        warnings.warn(f"B = {B}: p-values are multiples of 1/B = {1.0 / B:.2g}, so none but 0 falls below alpha "
-                      f"= {alpha:g}; use B >= {need} (1,000 or more is usual)", ResamplingWarning, stacklevel=3)
-    return B
+        out.append(f"B = {B} resamples leave {B * (1.0 - level) / 2.0:.2g} on average beyond each end of a "
+                   f"{level:g} interval, so its ends are the most extreme resamples, not quantiles; use B >= "
+                   f"{need} (1,000 or more is usual)")
+    if alpha is not None and not decisive(B, alpha):
+        need = math.ceil(round(1.0 / alpha, 9))
+        out.append(f"B = {B}: p-values are multiples of 1/B = {1.0 / B:.2g}, so p = 0 says only p < {1.0 / B:.2g}, "
+                   f"not p < alpha = {alpha:g}: no pair is called significant; use B >= {need} (1,000 or more is "
+                   "usual)")
+    return out
+
+
+def decisive(B: int, alpha: float) -> bool:
+    """Whether a p-value counted over ``B`` random draws (a multiple of ``1/B``, 0 meaning below ``1/B``) can say
+    "below ``alpha``": ``1/B <= alpha``. Else p = 0 only says ``p < 1/B``, and no p-value is called significant.
+
+    >>> decisive(20, 0.05), decisive(19, 0.05)
+    (True, False)
+    """
+    return B * alpha >= 1.0 - 1e-12
 
 
 def as_vector(x: object, what: str, *, allow_missing: bool = False) -> np.ndarray:

@@ -16,7 +16,17 @@ import numpy as np
 
 from dialeval import progress as _progress
 from dialeval.errors import DialevalError, describe
-from dialeval.stats._common import Interval, Seed, as_matrix, check_B, check_level, percentile_interval, stream_key
+from dialeval.stats._common import (
+    Interval,
+    Seed,
+    as_matrix,
+    check_B,
+    check_level,
+    decisive,
+    percentile_interval,
+    resampling_problems,
+    stream_key,
+)
 from dialeval.stats.anova import Anova2, anova2
 from dialeval.stats.bootstrap import bootstrap_column_means
 from dialeval.stats.correlation import (
@@ -201,13 +211,19 @@ def _order(tukey: TukeyHSD, lower: bool) -> list[int]:
     return [int(i) for i in np.argsort(key, kind="stable")]
 
 
+def _deciding(tukey: TukeyHSD, alpha: float) -> np.ndarray:
+    """The p-values that decide significance: the test's own, or all 1 when ``B`` cannot resolve ``alpha``
+    (:func:`~dialeval.stats._common.decisive`: p = 0 then only says p < 1/B)."""
+    return tukey.pvalues if decisive(tukey.B, alpha) else np.ones_like(tukey.pvalues)
+
+
 def _measure(name: str, X: np.ndarray, runs: tuple[str, ...], lower: bool, tukey: TukeyHSD, boot: np.ndarray,
              alpha: float, level: float, sep: str = "") -> MeasureComparison:
     means = tukey.means
     key = means if lower else -means
     order = _order(tukey, lower)
     ranks = np.searchsorted(np.sort(key), key, side="left") + 1  # ties share the best rank
-    groups = not_different_groups(tukey.pvalues, order, alpha)
+    groups = not_different_groups(_deciding(tukey, alpha), order, alpha)
     labels = {i: "" for i in range(len(runs))}
     for g, members in enumerate(groups):
         for i in members:
@@ -221,7 +237,7 @@ def _measure(name: str, X: np.ndarray, runs: tuple[str, ...], lower: bool, tukey
         for j in order[x + 1:]:
             d = float(abs(means[i] - means[j]))
             p = float(tukey.pvalues[i, j])
-            pairs.append(PairRow(runs[i], runs[j], d, p, float(d / sd), p < alpha))
+            pairs.append(PairRow(runs[i], runs[j], d, p, float(d / sd), bool(p < alpha and decisive(tukey.B, alpha))))
     return MeasureComparison(name, lower, run_rows, tuple(pairs), tuple(tuple(runs[i] for i in g) for g in groups),
                              a, tukey, alpha)
 
@@ -300,7 +316,8 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
     boots = {name: boot[:, i * m:(i + 1) * m] for i, name in enumerate(arrays)}
     # One group-letter style for the whole comparison: letters run together ("abc") unless some measure has
     # more than 26 groups, whose two-letter labels need commas ("z,aa") -- then commas in every measure.
-    most = max(len(not_different_groups(t.pvalues, _order(t, lower[name]), alpha)) for name, t in tukeys.items())
+    most = max(len(not_different_groups(_deciding(t, alpha), _order(t, lower[name]), alpha))
+               for name, t in tukeys.items())
     sep = "" if most <= 26 else ","
     measures = tuple(_measure(name, X, names, lower[name], tukeys[name], boots[name], alpha, level, sep)
                      for name, X in arrays.items())
@@ -318,6 +335,11 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
                 "alpha": alpha, "level": level, "interval": RUN_INTERVAL, "effect_size": EFFECT_SIZE,
                 "groups": GROUPS, "agreement": "Kendall's tau-b between run means; interval: " + RANK_AGREEMENT_CI,
                 "dialeval_version": _version()}
+    undefined = [f"{a.first} / {a.second}" for a in agreement if not np.isfinite(a.tau.statistic)]
+    notes = [*notes, *resampling_problems(B, level=level, alpha=alpha)]
+    if undefined:
+        notes.append("Kendall's tau is undefined (n/a) where a measure gives every run the same mean: "
+                     + ", ".join(undefined))
     return Comparison(names, n, measures, tuple(agreement), settings, tuple(notes))
 
 
