@@ -315,3 +315,17 @@ def test_dbdc3_logs_come_back_the_same_through_wochat_and_dbdc(shared_data, tmp_
         original = json.loads(f.read_text())
         assert json.loads((tmp_path / "back" / f.name).read_text()) == original, f.name
         assert json.loads((tmp_path / "again" / f.name).read_text()) == original, f.name
+
+
+def test_labels_one_formats_gold_counts_and_the_others_not_are_said(tmp_path):
+    """WOCHAT's validity counts every turn, DBDC's breakdown system turns only: labels of user turns are written
+    as they are, and the report says whose gold counts them."""
+    (tmp_path / "u.xml").write_text(
+        '<dialogue id="IRIS00001"><system_name/><user_name/><turn id="1"><speaker>USER</speaker><utterance>hi'
+        '</utterance><annotator id="a"><INVALID/></annotator></turn><turn id="2"><speaker>SYSTEM</speaker>'
+        '<utterance>yo</utterance><annotator id="a"><VALID/></annotator></turn></dialogue>')
+    report = write_dbdc(read_wochat(tmp_path / "u.xml"), tmp_path / "d")
+    assert "1 label(s) of user turns written as they are; DBDC's breakdown scale counts system turns only, so its " \
+           "gold leaves them out" in report.lines()
+    report = write_wochat(read_dbdc(tmp_path / "d"), tmp_path / "w.xml")
+    assert any(line.startswith("1 breakdown label(s) of turns other than system's written") for line in report.lines())

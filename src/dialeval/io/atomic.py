@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, quote
 
 
 def check_output_file(path: str | os.PathLike) -> Path:
@@ -165,6 +165,27 @@ def write_matrix_csv(path: str | os.PathLike, ids: Sequence[str], columns: Seque
 
 
 _UNSAFE_IN_NAME = re.compile(r"[^\w.-]")
+
+
+def claim_file_name(taken: dict[str, str], dialogue_id: str, suffix: str, *, file: str | None = None) -> str:
+    """The file name of ``dialogue_id`` in a folder of one file per dialogue (:func:`file_stem` + ``suffix``),
+    recorded in ``taken`` (name -> id); an error naming both ids when another dialogue has it already.
+
+    >>> taken = {}
+    >>> claim_file_name(taken, "a/b", ".log.json")
+    'a_b.log.json'
+    >>> claim_file_name(taken, "a_b", ".log.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.DialevalError: dialogue a_b: dialogue ids 'a/b' and 'a_b' both give the file name 'a_b.log.json' ...
+    """
+    name = file_stem(dialogue_id) + suffix
+    if name in taken:
+        raise DialevalError(f"dialogue ids {quote(taken[name])!r} and {quote(dialogue_id)!r} both give the file name "
+                            f"{name!r} (characters other than letters, digits, '_', '.' and '-' become '_'); rename "
+                            "one", file=file, dialogue=dialogue_id)
+    taken[name] = dialogue_id
+    return name
 
 
 def file_stem(dialogue_id: str) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError
-from dialeval.io.atomic import file_stem
+from dialeval.io.atomic import claim_file_name
 from dialeval.io.dbdc import BREAKDOWN, SPEAKERS, breakdown_scale
 from dialeval.io.jsonarray import json_text
 from dialeval.io.wochat import VALIDITY
@@ -35,6 +35,7 @@ from dialeval.io.writers import (
     WriteReport,
     dbdc_fields,
     map_senders,
+    off_sender_labels,
     refuse_or_drop_labels,
     restore_source_ids,
     unheld_metadata,
@@ -102,10 +103,14 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
     if BREAKDOWN not in labelled and VALIDITY in labelled:
         corpus = _validity_as_breakdown(corpus, report)
         labelled = _labelled_scales(corpus)
+    off = off_sender_labels(corpus, BREAKDOWN, "system")
+    if off:
+        report.notes.append(f"{off} label(s) of user turns written as they are; DBDC's breakdown scale counts "
+                            "system turns only, so its gold leaves them out")
     other = [n for n in labelled if n != BREAKDOWN]
     refuse_or_drop_labels(other, drop_labels, report, "DBDC logs, which hold breakdown labels (O, T, X) only",
                           corpus.source)
-    files, used = [], set()
+    files, used = [], {}
     report.dropped.extend(unheld_metadata(corpus, dbdc_fields_held=True))
     joined = 0
     for d in corpus:
@@ -126,10 +131,7 @@ def write_dbdc(corpus: Corpus, path: str | os.PathLike, *, sender_map: dict[str,
             turns.append({"turn-index": i, "speaker": _SPEAKER_OF[t.sender], "utterance": "\n".join(t.utterances)}
                          | dbdc_fields(t.meta, t.meta.get("tags"), DBDC_TURN_FIELDS) | {"annotations": anns})
             report.turns += 1
-        name = file_stem(d.id) + ".log.json"
-        if name in used:
-            raise DialevalError("two dialogue ids give the same file name", file=corpus.source, dialogue=d.id)
-        used.add(name)
+        name = claim_file_name(used, d.id, ".log.json", file=corpus.source)
         files.append((name, json_text({"dialogue-id": d.id} | dbdc_fields(d.meta, d.meta.get("tags"),
                                                                            DBDC_DIALOGUE_FIELDS)
                                       | {"turns": turns}).encode()))

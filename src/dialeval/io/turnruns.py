@@ -240,11 +240,11 @@ def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) 
     with the hard label of the run. Returns the files written.
     """
 
-    from dialeval.io.atomic import file_stem, make_folder, write_text
+    from dialeval.io.atomic import claim_file_name, make_folder, write_text
     from dialeval.io.jsonarray import json_text
 
     out = make_folder(folder, "--to dbdc's *.labels.json files")
-    files, names = [], set()
+    files, names = [], {}
     for rec in records:
         turns = []
         for t in rec.get("turns", []):
@@ -259,10 +259,7 @@ def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) 
             turns.append({"turn-index": t["turn"], "labels": [label]})
         if not turns:
             continue
-        path = out / f"{file_stem(str(rec['id']))}.labels.json"
-        if path.name in names:
-            raise DialevalError("two dialogue ids give the same file name", file=str(path), dialogue=str(rec["id"]))
-        names.add(path.name)
+        path = out / claim_file_name(names, str(rec["id"]), ".labels.json", file=str(out))
         files.append((path, json_text({"dialogue-id": rec["id"], "turns": turns}, indent=1) + "\n"))
     if not files:
         has = sorted({k for rec in records for t in rec.get("turns", []) for k in t if k not in ("turn", "labels")})

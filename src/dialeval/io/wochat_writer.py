@@ -40,6 +40,7 @@ from dialeval.io.writers import (
     WriteReport,
     carried_value,
     map_senders,
+    off_sender_labels,
     write_folder,
 )
 
@@ -62,12 +63,13 @@ def _validity_map(corpus: Corpus, scale: str | None, label_map: dict[str, str] |
         cands = [n for n in known if n in corpus.scales and _has_labels(corpus, n)]
         if len(cands) > 1:
             raise DialevalError("several turn scales could be written as VALID/ACCEPTABLE/INVALID: "
-                                + ", ".join(cands) + "; choose one with scale=")
+                                + ", ".join(cands) + "; choose one with --scale (in Python scale=)")
         return (cands[0], known[cands[0]]) if cands else None
     if scale is None:
         cands = [s.name for s in corpus.scales.values() if s.level == "turn" and set(s.levels) == set(label_map)]
         if len(cands) != 1:
-            raise DialevalError("give scale= with label_map=: " + (f"{len(cands)} turn scales have the levels "
+            raise DialevalError("give --scale with --map (in Python scale= with label_map=): "
+                                + (f"{len(cands)} turn scales have the levels "
                                 f"{', '.join(label_map)}" if cands else "no turn scale has the levels "
                                 + ", ".join(label_map)))
         scale = cands[0]
@@ -119,6 +121,11 @@ def _plan_scales(corpus: Corpus, scale: str | None, label_map: dict[str, str] | 
         report.dropped.append("labels of scale(s) " + ", ".join(other))
     if src is not None:
         report.mapped_scale, report.mapping = src
+        only = corpus.scales[src[0]].sender
+        off = off_sender_labels(corpus, src[0], only) if only else 0
+        if off:
+            report.notes.append(f"{off} {src[0]} label(s) of turns other than {only}'s written: the {src[0]} scale "
+                                "counts only those, WOCHAT's validity every turn, so its gold counts them")
     return src, binary
 
 

@@ -180,6 +180,20 @@ def unheld_metadata(corpus: Corpus, *, dbdc_fields_held: bool) -> list[str]:
     return [f"{what} ({n} time(s))" for what, n in sorted(lost.items())]
 
 
+def off_sender_labels(corpus: Corpus, scale: str, sender: str) -> int:
+    """How many labels of turn scale ``scale`` are on turns of senders other than ``sender`` (labels one
+    format's gold counts and another's leaves out: DBDC's breakdown counts system turns only, WOCHAT's validity
+    every turn).
+
+    >>> from dialeval.corpus import Corpus, Dialogue, Turn
+    >>> turns = [Turn("user", ["hi"], {"v": ["VALID", None]}), Turn("system", ["yo"], {"v": ["VALID"]})]
+    >>> c = Corpus([Dialogue("d", turns)])
+    >>> off_sender_labels(c, "v", "system")
+    1
+    """
+    return sum(v is not None for d in corpus for t in d.turns if t.sender != sender for v in t.labels.get(scale, ()))
+
+
 def restore_source_ids(corpus: Corpus, report: WriteReport) -> Corpus:
     """Every writer but WOCHAT's: a WOCHAT dialogue that keeps the id it had before a conversion in
     ``<source_id>`` (``dialogue.meta["source_id"]``, see :func:`dialeval.io.wochat_writer.write_wochat`) gets that
