@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.resources import files
 
-from fastapi import FastAPI, Form, Request
+from fastapi import APIRouter, FastAPI, Form, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
@@ -33,7 +33,7 @@ from dialeval.errors import DialevalError, quote
 from dialeval.service import csrf, invitations, ratelimit, security, teams
 from dialeval.service.annotation.routes import annotation_router
 from dialeval.service.apidocs import OPENAPI_PATH, add_docs, use_markdown
-from dialeval.service.bearer import Token, token_of
+from dialeval.service.bearer import AdminRoute, Token, token_of
 from dialeval.service.boundary import HeadAsGet, detail, validation_errors
 from dialeval.service.collection.routes import collection_router
 from dialeval.service.config import Settings
@@ -87,15 +87,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
                   lifespan=_lifespan)
     use_markdown(app)  # the routes' docstrings are reStructuredText; OpenAPI descriptions are Markdown
     app.state.db, app.state.settings = db, settings
-    app.add_middleware(BodyLimit, max_bytes=settings.max_upload_bytes)
-    app.add_middleware(HeadAsGet)
-    if settings.forwarded_allow_ips:  # Uvicorn's own rule, inside the app: the rate limit sees its result
-        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.forwarded_allow_ips)
-    security.secure(app, https=settings.public_url.startswith("https://"))
-    app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
     pages = templates(settings.public_url, docs=settings.docs)
-    if settings.docs:
-        add_docs(app, pages)
 
     def _is_page(request: Request) -> bool:
         """A refusal on a page's form (a route outside ``/api/``) is answered with a page, not JSON."""
@@ -105,6 +97,22 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
         r = pages.TemplateResponse(request, "error.html", {"error": message}, status_code=status)
         r.headers.update(headers or {})
         return r
+
+    def _too_large_page(request: Request, message: str) -> HTMLResponse | None:
+        """The 413 of a body over its limit on a page's address (a run on the task page's form, a registration
+        form): the error page, as every other refusal there; None (JSON) for the API and static files."""
+        if _is_page(request) and not request.url.path.startswith("/static/"):
+            return _error_page(request, detail(message), 413)
+        return None
+
+    app.add_middleware(BodyLimit, max_bytes=settings.max_upload_bytes, error_page=_too_large_page)
+    app.add_middleware(HeadAsGet)
+    if settings.forwarded_allow_ips:  # Uvicorn's own rule, inside the app: the rate limit sees its result
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.forwarded_allow_ips)
+    security.secure(app, https=settings.public_url.startswith("https://"))
+    app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
+    if settings.docs:
+        add_docs(app, pages)
 
     @app.exception_handler(ServiceError)
     def _service_error(request: Request, e: ServiceError) -> JSONResponse | HTMLResponse:
@@ -172,24 +180,28 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
     app.state.scorer = scorer
     app.include_router(leaderboard_router(db, settings, scorer))
 
-    @app.get("/api/admin/teams", tags=["admin"])
+    admin = APIRouter(route_class=AdminRoute)  # the organiser token is checked before the body is read
+
+    @admin.get("/api/admin/teams", tags=["admin"])
     def admin_list_teams(cred: Token) -> list[dict]:
         """Every team and whether it is approved (organiser token)."""
         teams.authenticate_admin(db, token_of(cred))
         return teams.list_teams(db)
 
-    @app.post("/api/admin/teams/approve", tags=["admin"])
+    @admin.post("/api/admin/teams/approve", tags=["admin"])
     def admin_approve_team(cred: Token, name: str = Form(..., max_length=teams.MAX_NAME)) -> dict:
         """Approve a team (``approve`` registration mode): it may submit from now on (organiser token)."""
         teams.authenticate_admin(db, token_of(cred))
         team = teams.approve_team(db, name, clock())
         return {"team": team.name, "approved": True}
 
-    @app.post("/api/admin/invitations", status_code=201, tags=["admin"])
+    @admin.post("/api/admin/invitations", status_code=201, tags=["admin"])
     def admin_invite_teams(cred: Token, count: int = Form(1, ge=1, le=invitations.MAX_COUNT)) -> dict:
         """Make single-use team invitation codes (``invite`` mode), shown this once (organiser token)."""
         teams.authenticate_admin(db, token_of(cred))
         return {"codes": invitations.create_invitations(db, "team", "", count, clock())}
+
+    app.include_router(admin)
 
     # ---- pages ----------------------------------------------------------------------------------
     def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:

@@ -12,7 +12,11 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import BinaryIO
+
+from starlette.requests import Request
+from starlette.responses import Response
 
 from dialeval.service.errors import TooLarge
 
@@ -33,11 +37,24 @@ def too_large_message(limit: int, what: str = "the upload") -> str:
 class BodyLimit:
     """ASGI middleware: 413 for an upload (``multipart/form-data`` to one of :data:`UPLOAD_ROUTES`) longer than
     ``max_bytes`` plus :data:`MULTIPART_SLACK`, and for any other request body longer than :data:`MAX_FORM_BYTES`
-    (a multipart body sent elsewhere included)."""
+    (a multipart body sent elsewhere included).
 
-    def __init__(self, app, max_bytes: int) -> None:
+    Parameters
+    ----------
+    app : ASGI application
+    max_bytes : int
+        The upload limit (``--max-upload-mb``).
+    error_page : callable, optional
+        ``error_page(request, message)``: the answer to a refused request as a page (a response, an ASGI app),
+        or None for the JSON answer ``{"detail": message}``. The app gives its error page for a page's address
+        (outside ``/api/``), as every other refusal of a page's form gets; default: JSON always.
+    """
+
+    def __init__(self, app, max_bytes: int,
+                 error_page: Callable[[Request, str], Response | None] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.error_page = error_page
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
@@ -52,7 +69,7 @@ class BodyLimit:
             why = too_large_message(cap, "a request body that is not an upload (multipart/form-data)")
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > cap:
-            await self._refuse(send, why)
+            await self._refuse(scope, send, why)
             return
         seen, too_big, refused = 0, False, False
 
@@ -76,7 +93,7 @@ class BodyLimit:
                 await send(message)
             elif message["type"] == "http.response.start" and not refused:
                 refused = True
-                await self._refuse(send, why)
+                await self._refuse(scope, send, why)
 
         try:
             await self.app(scope, counted_receive, guarded_send)
@@ -84,10 +101,20 @@ class BodyLimit:
             if not too_big:
                 raise
         if too_big and not refused:
-            await self._refuse(send, why)
+            await self._refuse(scope, send, why)
 
-    @staticmethod
-    async def _refuse(send, message: str) -> None:
+    async def _refuse(self, scope, send, message: str) -> None:
+        """Answer 413 with ``message`` (the connection is then closed: the rest of the body is never read)."""
+        page = self.error_page(Request(scope), message) if self.error_page is not None else None
+        if page is not None:
+            page.status_code = 413
+            page.headers["connection"] = "close"
+
+            async def nothing_to_receive():
+                return {"type": "http.disconnect"}
+
+            await page(scope, nothing_to_receive, send)
+            return
         body = json.dumps({"detail": message}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),

@@ -179,7 +179,8 @@ def test_hidden_speakers_offer_ismachine_and_hide_names_and_ids(pj):
     assert "ismachine" in [c["scale"] for c in info["scheme"]["controls"]]
     v = _next(pj, codes[0])
     assert v["item"]["dialogue_id"] is None
-    assert [t["speaker"] for t in v["item"]["turns"]] == ["Speaker 1", "Speaker 2"] * 2
+    speakers = [t["speaker"] for t in v["item"]["turns"]]
+    assert sorted(speakers[:2]) == ["Speaker 1", "Speaker 2"] and speakers == speakers[:2] * 2
     assert _label(pj, codes[0], v["assignment"], 1, "ismachine", "yes").status_code == 200
 
 
@@ -188,7 +189,9 @@ def test_hidden_speakers_name_tags_do_not_say_which_is_the_system(pj):
     corpus = chats_corpus(1)
     corpus.dialogues[0].turns[0].utterances = ["Hello SYSTEM_NAME, I am USER_NAME."]
     codes = pj.project("p1", corpus, overlap=1, n_codes=2, hide_speakers=True)
-    assert _next(pj, codes[0])["item"]["turns"][0]["text"] == "Hello SPEAKER2_NAME, I am SPEAKER1_NAME."
+    turns = _next(pj, codes[0])["item"]["turns"]
+    user, system = (turns[i]["speaker"].removeprefix("Speaker ") for i in (0, 1))
+    assert turns[0]["text"] == f"Hello SPEAKER{system}_NAME, I am SPEAKER{user}_NAME."
     shown = pj.project("p2", corpus, overlap=1, n_codes=1)
     assert _next(pj, shown[0], "p2")["item"]["turns"][0]["text"] == "Hello SYSTEM_NAME, I am USER_NAME."
 
@@ -233,3 +236,65 @@ def test_a_transaction_the_database_refused_for_now_is_a_409_to_try_again(pj, mo
         assert (r.status_code, r.headers["retry-after"]) == (409, "1"), r.text
         assert r.json()["detail"] == "the database was busy with other requests; try again"
     assert not busy(OperationalError("SELECT ...", {}, psycopg.errors.UndefinedTable("no such table")))
+
+
+def test_missing_labels_are_numbered_as_the_labels_api_and_the_page_number_turns(pj):
+    """The 409 of a submit with labels missing names each turn as the labels API takes it (0-based ``turn``, as
+    its 422 lists the allowed turns), and says so: the page numbers its turns the same way ("turn 0")."""
+    codes = pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
+    v = _next(pj, codes[0])
+    aid = v["assignment"]
+    assert [m["turn"] for m in v["missing"]] == [1, 3]
+    r = pj.call("POST", f"/api/annotation/p1/assignments/{aid}/submit", codes[0])
+    assert r.status_code == 409
+    assert r.json()["detail"] == ("2 label(s) missing before this item can be submitted: turn 1 validity, turn 3 "
+                                  "validity (turns are numbered from 0, as on the page)")
+    r = _label(pj, codes[0], aid, 0, "validity", "VALID")
+    assert r.status_code == 422 and "allowed are 1, 3" in r.text          # the same numbers
+    for turn in (1, 3):                                                   # ... that the labels API takes
+        assert _label(pj, codes[0], aid, turn, "validity", "VALID").status_code == 200
+    assert pj.call("POST", f"/api/annotation/p1/assignments/{aid}/submit", codes[0]).status_code == 200
+    # The page shows each turn's number from the API's "index" (static/annotate.js): "turn 0", "turn 1", ...
+    js = pj.client.get("/static/annotate.js").text
+    assert 'el("span", "turn-no", "turn " + t.index)' in js
+    # A dialogue-level scale is named as such, with no turn number to explain.
+    codes = pj.project("p2", chats_corpus(1), scheme="stc3", overlap=1, n_codes=1)
+    v = _next(pj, codes[0], "p2")
+    detail = pj.call("POST", f"/api/annotation/p2/assignments/{v['assignment']}/submit", codes[0]).json()["detail"]
+    assert "dialogue A" in detail and "turn 0 nugget" in detail and "and 2 more" in detail, detail
+
+
+def test_the_status_page_of_an_unknown_project_is_a_404(pj):
+    pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
+    assert pj.client.get("/annotate/p1/status").status_code == 200
+    for name in ("nope", "a%00b"):
+        r = pj.client.get(f"/annotate/{name}/status")
+        assert r.status_code == 404, (name, r.text)
+        assert r.headers["content-type"].startswith("text/html") and "no annotation project named" in r.text
+        assert 'name="token"' not in r.text                                # no token form for nothing
+    assert pj.client.get("/annotate/nope").status_code == 404            # as the join page
+
+
+@pytest.mark.parametrize("char", ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e",
+                                  "\u2066", "\u2067", "\u2068", "\u2069"])
+def test_guidelines_with_bidi_controls_are_refused_as_utterances_are(pj, char):
+    from dialeval.service.annotation import projects
+    from dialeval.service.collection.sessions import clean_utterance
+    from dialeval.service.errors import Invalid, InvalidValue, NotFound
+
+    text = f"# Rules\nMark *offensive* turns {char}txet desrever"
+    with pytest.raises(InvalidValue) as e:
+        projects.create_project(pj.db, "p1", chats_corpus(1), "wochat", 1, pj.clock(), guidelines=text)
+    name = f"U+{ord(char):04X}"
+    assert e.value.param == "guidelines" and e.value.status == 422
+    assert e.value.message.startswith(f"guidelines holds the bidi control {name} (")
+    assert ") at line 2, column 24, which reorders what annotators see; remove it" in e.value.message
+    with pytest.raises(Invalid) as u:                                       # the same rule, the same words
+        clean_utterance(text)
+    assert u.value.message.startswith(f"the utterance holds the bidi control {name} (")
+    assert u.value.message.endswith(e.value.message.split(", which", 1)[1])
+    with pytest.raises(NotFound):                                          # nothing was created
+        projects.get_project(pj.db, "p1")
+    # The marks right-to-left writing uses stay allowed, as in utterances.
+    projects.create_project(pj.db, "p1", chats_corpus(1), "wochat", 1, pj.clock(),
+                            guidelines="\u200f\u05e9\u05dc\u05d5\u05dd\u200e ok \u061c")

@@ -209,10 +209,15 @@ def test_hidden_speakers_page_looks_the_same_on_every_turn(sqlite_url, browser):
                 }
                 c.querySelector('.speaker').textContent = '';
                 c.querySelector('.text').textContent = '';
+                c.querySelector('.turn-no').textContent = '';
                 return c.outerHTML;
             })""")
             assert len(shapes) == 5 and len(set(shapes)) == 1, shapes
             assert 'class="labelled' in shapes[0] and 'data-scale="ismachine"' in shapes[0]
+            # The page numbers the turns as the API does (from 0) and the speakers as the API draws them.
+            assert p.locator("#dialogue li .turn-no").all_inner_texts() == [f"turn {i}" for i in range(5)]
+            view = pj.call("POST", "/api/annotation/h1/next", code).json()
+            assert p.locator("#dialogue li .speaker").all_inner_texts() == [t["speaker"] for t in view["item"]["turns"]]
             assert problems == []
     finally:
         pj.close()

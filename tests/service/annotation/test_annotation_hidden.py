@@ -50,7 +50,7 @@ def test_hidden_speakers_every_turn_gets_the_same_controls(pj, scheme):
     for turn in (1, 2, 3, 4):
         assert _label(pj, code, aid, turn, choice, levels[0]).status_code == 200
     r = pj.call("POST", f"/api/annotation/p1/assignments/{aid}/submit", code)
-    assert r.status_code == 409 and f"turn 1 {choice}" in r.json()["detail"], r.text
+    assert r.status_code == 409 and f"turn 0 {choice}" in r.json()["detail"], r.text
     assert _label(pj, code, aid, 0, choice, levels[-1]).status_code == 200
     assert pj.call("POST", f"/api/annotation/p1/assignments/{aid}/submit", code).status_code == 200
 
@@ -99,3 +99,49 @@ def test_hidden_speakers_export_keeps_the_system_turns_labels(sqlite_url):
         assert [bool(t.labels) for t in d.turns] == [t.sender == "system" for t in d.turns]
     finally:
         pj.close()
+
+
+def _numbering(view: dict, item) -> dict[str, str]:
+    """{real sender: "Speaker N"} of an assignment view (the item's stored turns give the real senders)."""
+    senders = [t["sender"] for t in item.dialogue["turns"]]
+    shown = [t["speaker"] for t in view["item"]["turns"]]
+    pairs = set(zip(senders, shown, strict=True))
+    assert len(pairs) == len(set(senders)) == len(set(shown)), pairs  # one number per speaker, the same each turn
+    return dict(pairs)
+
+
+def test_hidden_speaker_numbers_do_not_follow_the_roles(pj):
+    """The participant of a human-machine chat speaks first; numbered by first turn, "Speaker 2" was always the
+    machine (the ISMACHINE answer). The numbers are drawn per item from the project's seed: stable for an
+    item (reloads, other annotators, the JSON views), and across items the machine is Speaker 1 or 2."""
+    from dialeval.service.annotation.tables import AnnotationItem, Assignment
+
+    corpus = chats_corpus(16)
+    for d in corpus.dialogues:
+        d.turns[0].utterances = ["Hello SYSTEM_NAME, I am USER_NAME."]
+    codes = pj.project("p1", corpus, overlap=2, n_codes=2, hide_speakers=True)
+    machine_is: dict[str, set[str]] = {}
+    for code in codes:
+        for _ in range(len(corpus.dialogues)):
+            v = _next(pj, code)
+            with pj.db.read() as s:
+                item = s.get(AnnotationItem, s.get(Assignment, v["assignment"]).item_id)
+            again = pj.call("GET", f"/api/annotation/p1/assignments/{v['assignment']}", code).json()
+            assert again["item"] == v["item"]                             # a reload shows the same numbers
+            numbers = _numbering(v, item)
+            machine_is.setdefault(item.dialogue_id, set()).add(numbers["system"])
+            user_n, system_n = numbers["user"].split()[1], numbers["system"].split()[1]
+            assert v["item"]["turns"][0]["text"] == f"Hello SPEAKER{system_n}_NAME, I am SPEAKER{user_n}_NAME."
+            for turn in range(4):
+                assert _label(pj, code, v["assignment"], turn, "validity", "VALID").status_code == 200
+            assert pj.call("POST", f"/api/annotation/p1/assignments/{v['assignment']}/submit",
+                           code).status_code == 200
+    assert all(len(n) == 1 for n in machine_is.values()), machine_is  # both annotators saw the same numbering
+    seen = [n.pop() for n in machine_is.values()]
+    assert len(seen) == 16 and set(seen) == {"Speaker 1", "Speaker 2"}, seen  # not given away by the number
+    # The export writes the real senders, with the labels on the system's turns.
+    d = project_corpus(pj.db, "p1").dialogues[0]
+    assert [t.sender for t in d.turns] == ["user", "system"] * 2
+    assert d.turns[0].text == "Hello SYSTEM_NAME, I am USER_NAME."  # the real tags, as collected
+    assert [len(t.labels.get("validity", [])) for t in d.turns] == [0, 2, 0, 2]
+

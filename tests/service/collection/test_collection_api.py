@@ -267,3 +267,33 @@ def test_nicknames_of_real_words_with_marks_pass_and_stacks_are_refused(ch):
     detail = r.json()["detail"]
     assert detail.startswith("nickname '") and "combining marks in a row" in detail and "\\u0301" in detail
     assert "\u0301" not in detail
+
+
+def test_an_ended_chat_shows_no_engine_error(ch, monkeypatch):
+    """The engine's failure says "ask again with Retry"; once the chat has ended (or was abandoned) it waits for
+    no reply and a retry is a 409, so the state no longer carries ``engine_error``."""
+    from dialeval.service.collection.engines import EngineError
+
+    code, _other = ch.collection()
+    sid = ch.start(code, "Ann").json()["id"]
+    c, _inv = chats.participant(ch.db, "c1", code)
+
+    def fails(self, dialogue):
+        raise EngineError("the engine is down")
+
+    monkeypatch.setattr(type(chats.engine_of(c)), "reply", fails)
+    r = ch.say(code, sid, "hello")
+    assert r.status_code == 202 and "ask again with Retry" in r.json()["engine_error"]
+    assert "ask again" in ch.call("GET", f"/api/collections/c1/sessions/{sid}", code).json()["engine_error"]
+    r = ch.end(code, sid)
+    assert r.status_code == 200 and r.json()["status"] == "ended" and r.json()["engine_error"] is None, r.text
+    assert ch.call("GET", f"/api/collections/c1/sessions/{sid}", code).json()["engine_error"] is None
+    with ch.db.read() as s:
+        assert s.get(ChatSession, sid).engine_error == ""
+    # Whatever a row holds (a chat ended before this rule), only an active chat shows it.
+    with ch.db.write() as s:
+        s.get(ChatSession, sid).engine_error = "the engine is down; your message is saved, ask again with Retry"
+    for status in ("ended", "abandoned"):
+        with ch.db.write() as s:
+            s.get(ChatSession, sid).status = status
+        assert ch.call("GET", f"/api/collections/c1/sessions/{sid}", code).json()["engine_error"] is None, status

@@ -86,3 +86,50 @@ def test_two_people_are_paired_and_chat(sqlite_url, browser):
             assert problems1 == [] and problems2 == []
     finally:
         ch.close()
+
+
+def test_the_error_box_goes_when_the_chat_is_not_active(sqlite_url, browser, monkeypatch):
+    """The engine fails: the page says so and offers Retry. The participant ends the chat: the error box and
+    Retry go, even if an answer still carried ``engine_error`` (the page hides it on a chat that is not active;
+    here the end's answer is given one on the way to the page)."""
+    import json
+
+    from dialeval.service.collection import chats
+    from dialeval.service.collection.engines import EngineError
+
+    ch = Chats(sqlite_url)
+    try:
+        [code] = ch.collection("c1", "builtin:echo", n_codes=1)
+        c, _inv = chats.participant(ch.db, "c1", code)
+
+        def fails(self, dialogue):
+            raise EngineError("the engine is down")
+
+        monkeypatch.setattr(type(chats.engine_of(c)), "reply", fails)
+        _with_csp(ch.app)
+        with LiveServer(ch.app) as server:
+            page = browser.new_page()
+            problems = watch(page)
+            _join(page, server.url, code, "Ann")
+            page.wait_for_selector("#utterance:enabled")
+            page.fill("#utterance", "hello")
+            page.press("#utterance", "Enter")
+            expect(page.locator("#chat-error")).to_contain_text("ask again with Retry")
+            expect(page.locator("#retry")).to_be_visible()
+
+            def stale_error(route):
+                got = route.fetch()
+                state = got.json()
+                assert state["status"] == "ended"
+                state["engine_error"] = "the engine is down; your message is saved, ask again with Retry"
+                route.fulfill(response=got, body=json.dumps(state))
+
+            page.route("**/api/collections/c1/sessions/*/end", stale_error)
+            page.click("#end")
+            page.wait_for_selector("#again:visible")
+            expect(page.locator("#chat-error")).to_be_hidden()
+            expect(page.locator("#retry")).to_be_hidden()
+            assert "The chat has ended" in page.inner_text("#chat-status")
+            assert problems == []
+    finally:
+        ch.close()

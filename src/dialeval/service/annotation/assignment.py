@@ -4,6 +4,8 @@
   only while it has a free slot, and never to an annotator who had it before (finished, active or expired).
 - **Even filling**: the next item is the one with the fewest finished assignments, then the fewest live
   ones, then the lowest tie-break number (a random order drawn once from the project's stored seed).
+- **Hidden speakers**: the numbers of ``Speaker 1/2`` in an item are drawn once from the same seed
+  (:func:`speaker_order`), not from the order of the turns.
 - **Expiry**: an active assignment whose time limit passed (``timeout`` after it was given or after its
   last saved label) goes back to the pool: its slot is freed. An annotator who comes back to it may
   take it again while a slot is free.
@@ -115,6 +117,27 @@ def tie_order(seed: int, n: int) -> list[int]:
     """
     order = list(range(n))
     random.Random(seed).shuffle(order)
+    return order
+
+
+def speaker_order(seed: int, position: int, senders: Iterable[str]) -> list[str]:
+    """The distinct ``senders`` of the item at ``position`` in the order their hidden names number them: the
+    first is ``Speaker 1``. Drawn at random from the project's stored ``seed`` and the item's position, so every
+    annotator sees the same numbering of an item, at every reload, while across items the numbers say nothing of
+    the roles (who speaks first, e.g. the participant of a human-machine chat, is ``Speaker 2`` as often as not).
+
+    Examples
+    --------
+    >>> speaker_order(7, 0, ["user", "system", "user"]) == speaker_order(7, 0, ["user", "system"])
+    True
+    >>> sorted(speaker_order(7, 0, ["user", "system"]))
+    ['system', 'user']
+    >>> {tuple(speaker_order(7, i, ["user", "system"])) for i in range(20)} == {("user", "system"),
+    ...                                                                          ("system", "user")}
+    True
+    """
+    order = sorted(set(senders))  # the draw depends on who speaks, not on who speaks first
+    random.Random(f"speakers {seed} {position}").shuffle(order)
     return order
 
 

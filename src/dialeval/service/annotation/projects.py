@@ -35,6 +35,7 @@ from dialeval.service import invitations
 from dialeval.service.annotation import assignment as policy
 from dialeval.service.annotation.schemes import DIALOGUE, SCHEMES, Scheme, get_scheme
 from dialeval.service.annotation.tables import AnnotationItem, AnnotationProject, Annotator, Assignment, Label
+from dialeval.service.collection.sessions import bidi_problem
 from dialeval.service.db import Database
 from dialeval.service.errors import Conflict, Forbidden, Invalid, InvalidValue, NotFound
 from dialeval.service.names import check_slug, is_slug
@@ -103,6 +104,8 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
         raise InvalidValue("guidelines", f"must be text, received {type(guidelines).__name__}")
     if len(guidelines) > MAX_GUIDELINES:
         raise InvalidValue("guidelines", f"has {len(guidelines)} characters; at most {MAX_GUIDELINES} are allowed")
+    if problem := bidi_problem(guidelines, where=True):  # shown to annotators: the rule of utterances
+        raise InvalidValue("guidelines", problem)
     if not corpus.dialogues or len(corpus.dialogues) > MAX_ITEMS:
         raise Invalid(f"the corpus has {len(corpus.dialogues)} dialogues; a project takes 1 to {MAX_ITEMS}")
     empty = [d.id for d in corpus.dialogues if not sch.data_units(sch.senders(d), hidden=hide_speakers)]
@@ -412,6 +415,21 @@ def missing(scheme: Scheme, who: Who, item: AnnotationItem, labels: list[Label])
             for c in cs if c.required and (u, c.name) not in have]
 
 
+def missing_message(gaps: list[tuple[int, str]], shown: int = 5) -> str:
+    """The refusal of an item submitted with labels missing: each named by its place as the labels API takes it
+    (``turn`` 0, 1, ... as ``POST .../labels`` and its 422 count, and as the annotate page numbers the turns;
+    ``dialogue`` for a dialogue-level scale) and its scale.
+
+    >>> missing_message([(0, "validity"), (2, "validity"), (-1, "A")])
+    '3 label(s) missing before this item can be submitted: turn 0 validity, turn 2 validity, dialogue A \
+(turns are numbered from 0, as on the page)'
+    """
+    where = ", ".join(f"{'dialogue' if u == DIALOGUE else f'turn {u}'} {sc}" for u, sc in gaps[:shown])
+    more = f" and {len(gaps) - shown} more" if len(gaps) > shown else ""
+    numbered = " (turns are numbered from 0, as on the page)" if any(u != DIALOGUE for u, _sc in gaps[:shown]) else ""
+    return f"{len(gaps)} label(s) missing before this item can be submitted: {where}{more}{numbered}"
+
+
 def submit(db: Database, who: Who, assignment_id: int, now: datetime) -> Assignment:
     """Finish an assignment: every required control labelled; the item's finished count goes up by one."""
     scheme = scheme_of(who.project)
@@ -427,8 +445,7 @@ def submit(db: Database, who: Who, assignment_id: int, now: datetime) -> Assignm
         labels = list(s.scalars(select(Label).where(Label.assignment_id == asg.id)))
         gaps = missing(scheme, who, item, labels)
         if gaps:
-            where = ", ".join(f"{'dialogue' if u == DIALOGUE else f'turn {u + 1}'} {sc}" for u, sc in gaps[:5])
-            raise Conflict(f"{len(gaps)} label(s) missing before this item can be submitted: {where}")
+            raise Conflict(missing_message(gaps))
         asg.state, asg.finished_at = "finished", now
         s.execute(update(AnnotationItem).where(AnnotationItem.id == item.id)
                   .values(finished=AnnotationItem.finished + 1))
@@ -468,33 +485,47 @@ def view(db: Database, who: Who, assignment_id: int) -> dict:
         return {**assignment_view(who, asg, item, labels), "progress": _progress(s, who)}
 
 
-def speaker_label(sender: str, senders: list[str], hidden: bool) -> str:
-    """The speaker as annotators see it: the sender, or ``Speaker 1/2...`` in order of first turn when hidden."""
-    if not hidden:
-        return sender
-    order = list(dict.fromkeys(senders))
-    return f"Speaker {order.index(sender) + 1}"
+def speaker_numbers(p: AnnotationProject, item: AnnotationItem) -> dict[str, int] | None:
+    """With speakers hidden, the number each sender of ``item`` shows as (``{"system": 1, "user": 2}``), drawn
+    from the project's stored seed (:func:`.assignment.speaker_order`): the same for every annotator and at
+    every reload, and not the order of the first turns (the participant of a human-machine chat speaks first,
+    so "Speaker 2" would always be the machine). None when speakers are shown."""
+    if not p.hide_speakers:
+        return None
+    senders = [t["sender"] for t in item.dialogue["turns"]]
+    return {sender: i + 1 for i, sender in enumerate(policy.speaker_order(p.seed, item.position, senders))}
 
 
-def _shown(text: str, senders: list[str], hidden: bool) -> str:
-    return neutral_name_tags(text, senders) if hidden else text
+def speaker_label(sender: str, numbers: dict[str, int] | None) -> str:
+    """The speaker as annotators see it: the sender, or ``Speaker N`` with speakers hidden (``numbers``, from
+    :func:`speaker_numbers`).
 
-
-def neutral_name_tags(text: str, senders: list[str]) -> str:
-    """With speakers hidden, the WOCHAT name tags in a text (``SYSTEM_NAME``, ``USER1_NAME``: a speaker's name
-    replaced by its role) name the speaker as annotators see it instead, so that no tag says which one is the
-    system (the ISMACHINE judgement is then the annotator's own).
-
-    >>> neutral_name_tags("Hi SYSTEM_NAME, I am USER_NAME (MY_NAME)", ["user", "system"])
-    'Hi SPEAKER2_NAME, I am SPEAKER1_NAME (MY_NAME)'
+    >>> speaker_label("system", None), speaker_label("system", {"system": 1, "user": 2})
+    ('system', 'Speaker 1')
     """
-    order = [s.upper() for s in dict.fromkeys(senders)]
+    return sender if numbers is None else f"Speaker {numbers[sender]}"
+
+
+def neutral_name_tags(text: str, numbers: dict[str, int]) -> str:
+    """With speakers hidden, the WOCHAT name tags in a text (``SYSTEM_NAME``, ``USER1_NAME``: a speaker's name
+    replaced by its role) name the speaker as annotators see it instead (``numbers``, from
+    :func:`speaker_numbers`), so that no tag says which one is the system (the ISMACHINE judgement is then the
+    annotator's own); a tag of a role that does not speak in the item is ``SPEAKER_NAME``.
+
+    >>> neutral_name_tags("Hi SYSTEM_NAME, I am USER_NAME (MY_NAME)", {"system": 1, "user": 2})
+    'Hi SPEAKER1_NAME, I am SPEAKER2_NAME (MY_NAME)'
+    """
+    by_role = {sender.upper(): n for sender, n in numbers.items()}
 
     def label(m: re.Match) -> str:
-        role = m.group(1)
-        return f"SPEAKER{order.index(role) + 1}_NAME" if role in order else "SPEAKER_NAME"
+        n = by_role.get(m.group(1))
+        return f"SPEAKER{n}_NAME" if n is not None else "SPEAKER_NAME"
 
     return NAME_TAG_IN_TEXT.sub(label, text)
+
+
+def _shown(text: str, numbers: dict[str, int] | None) -> str:
+    return text if numbers is None else neutral_name_tags(text, numbers)
 
 
 def assignment_view(who: Who, asg: Assignment, item: AnnotationItem, labels: list[Label]) -> dict:
@@ -503,10 +534,11 @@ def assignment_view(who: Who, asg: Assignment, item: AnnotationItem, labels: lis
     turns = item.dialogue["turns"]
     senders = [t["sender"] for t in turns]
     units = scheme.units(senders, hidden=p.hide_speakers)
+    numbers = speaker_numbers(p, item)
     return {"assignment": asg.id, "state": asg.state, "expires_at": asg.expires_at.isoformat(),
             "item": {"position": item.position, "dialogue_id": None if p.hide_speakers else item.dialogue_id,
-                     "turns": [{"index": i, "speaker": speaker_label(t["sender"], senders, p.hide_speakers),
-                                "text": _shown("\n".join(u for u in t["utterances"] if u), senders, p.hide_speakers)}
+                     "turns": [{"index": i, "speaker": speaker_label(t["sender"], numbers),
+                                "text": _shown("\n".join(u for u in t["utterances"] if u), numbers)}
                                for i, t in enumerate(turns)]},
             "units": [{"turn": u, "controls": [c.name for c in cs]} for u, cs in units],
             "labels": [{"turn": lab.turn, "scale": lab.scale, "value": lab.value} for lab in labels],

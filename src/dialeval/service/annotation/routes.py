@@ -35,6 +35,7 @@ from dialeval.service import csrf, teams
 from dialeval.service.annotation import projects
 from dialeval.service.annotation.guidelines import render
 from dialeval.service.annotation.status import annotation_status
+from dialeval.service.bearer import AdminRoute
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError
@@ -112,17 +113,21 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
         asg = projects.submit(db, w, aid, clock())
         return {"assignment": asg.id, "state": asg.state, "progress": projects.progress(db, w)}
 
-    @router.get("/api/admin/annotation/{name}/status", tags=["admin"])
+    admin = APIRouter(route_class=AdminRoute)  # the organiser token is checked before the body is read
+
+    @admin.get("/api/admin/annotation/{name}/status", tags=["admin"])
     def status(name: str, cred: Code) -> dict:
         """Progress, time per item, Krippendorff's alpha per scale so far, annotators (organiser token)."""
         teams.authenticate_admin(db, _code(cred))
         return annotation_status(db, name)
 
-    @router.post("/api/admin/annotation/{name}/exclude", tags=["admin"])
+    @admin.post("/api/admin/annotation/{name}/exclude", tags=["admin"])
     def exclude(name: str, body: ExcludeIn, cred: Code) -> dict:
         """Exclude an annotator: code refused from now on, their items back in the pool (organiser token)."""
         teams.authenticate_admin(db, _code(cred))
         return projects.exclude_annotator(db, name, body.annotator, clock())
+
+    router.include_router(admin)
 
     # ---- pages ----------------------------------------------------------------------------------
     def page(request: Request, template: str, status: int = 200, **context) -> HTMLResponse:
@@ -154,7 +159,13 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
 
     @router.get("/annotate/{name}/status", response_class=HTMLResponse, include_in_schema=False)
     def status_form(request: Request, name: str) -> HTMLResponse:
-        return page(request, "annotation/status.html", name=name, st=None)
+        """The organiser's token form of a project's status (a 404 page for a project that does not exist, as
+        the join page)."""
+        try:
+            p = projects.get_project(db, name)
+        except ServiceError as e:
+            return page(request, "error.html", e.status, error=e.message)
+        return page(request, "annotation/status.html", name=p.name, st=None)
 
     @router.post("/annotate/{name}/status", response_class=HTMLResponse, include_in_schema=False)
     def status_page(request: Request, name: str, token: str = Form(""),

@@ -353,6 +353,7 @@ def end_session(db: Database, c: Collection, inv: Invitation, session_id: int, n
         elif sess.status == "active":
             role = role_in(sess, inv, c.human_human)
             sess.status, sess.ended_at, sess.end_reason = "ended", now, f"ended by {role}"
+        sess.engine_error = ""  # it waits for no reply now
     return sess
 
 
@@ -373,11 +374,16 @@ def collection_status(db: Database, name: str) -> dict:
 
 def session_state(c: Collection, sess: ChatSession, turns: list[ChatTurn], inv: Invitation,
                   now: datetime | None = None) -> dict:
-    """What the page and the API show of a chat, from one participant's side."""
+    """What the page and the API show of a chat, from one participant's side.
+
+    ``engine_error`` (the engine's last failure, "ask again with Retry") is shown while the chat is active
+    only: a chat that has ended or was abandoned waits for no reply (a retry there is a 409)."""
     role = role_in(sess, inv, c.human_human)
     out = {"id": sess.id, "collection": c.name, "status": sess.status, "you": role,
            "dialogue_id": None if sess.number is None else sessions.dialogue_id(c.engine_name, sess.number),
-           "max_turns": c.max_turns, "end_reason": sess.end_reason, "engine_error": sess.engine_error or None,
+           "max_turns": c.max_turns, "end_reason": sess.end_reason,
+           # only an active chat waits for a reply: an ended one offers no Retry, whatever failed before
+           "engine_error": (sess.engine_error or None) if sess.status == "active" else None,
            "turns": [turn_info(t) for t in turns]}
     if c.human_human and now is not None:
         partner_seen = sess.seen2_at if role == "USER1" else sess.seen1_at

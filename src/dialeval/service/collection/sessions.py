@@ -226,8 +226,33 @@ def clean_utterance(text: object) -> str:
     if _CTRL.search(text):
         raise Invalid("the utterance holds a control character or a lone surrogate, which XML cannot carry; "
                       "remove it")
-    if m := _BIDI_CONTROL.search(text):
-        c = m.group()
-        raise Invalid(f"the utterance holds the bidi control U+{ord(c):04X} ({unicodedata.name(c)}), which "
-                      "reorders what annotators see; remove it (the marks U+200E and U+200F are allowed)")
+    if problem := bidi_problem(text):
+        raise Invalid(f"the utterance {problem}")
     return text
+
+
+def bidi_problem(text: str, *, where: bool = False) -> str | None:
+    r"""What is wrong with a text shown to annotators that holds a bidi embedding, override or isolate
+    (:data:`_BIDI_CONTROL`: they reorder what annotators see), to follow the text's name in a message; None
+    when it holds none. ``where``: name the line and column of the first (for a long text such as guidelines).
+
+    The one rule of utterances (:func:`clean_utterance`) and of an annotation project's guidelines.
+
+    Examples
+    --------
+    >>> bidi_problem("abc \u200f ok") is None
+    True
+    >>> bidi_problem("a\nb\u202ec", where=True).split(", which")[0]
+    'holds the bidi control U+202E (RIGHT-TO-LEFT OVERRIDE) at line 2, column 2'
+    """
+    m = _BIDI_CONTROL.search(text)
+    if m is None:
+        return None
+    c = m.group()
+    at = ""
+    if where:
+        line = text.count("\n", 0, m.start()) + 1
+        column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        at = f" at line {line}, column {column}"
+    return (f"holds the bidi control U+{ord(c):04X} ({unicodedata.name(c)}){at}, which reorders what annotators "
+            "see; remove it (the marks U+200E and U+200F are allowed)")

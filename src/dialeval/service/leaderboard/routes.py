@@ -28,7 +28,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from dialeval.errors import DialevalError
 from dialeval.service import teams
-from dialeval.service.bearer import Token, token_of
+from dialeval.service.bearer import AdminRoute, Token, token_of
 from dialeval.service.boundary import detail, one_file_part
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
@@ -110,7 +110,9 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
         """Leaderboard rows: public-half means before close, final means on 100% after."""
         return Response(board.leaderboard_json(db, task, by=by, per=per), media_type="application/json")
 
-    @router.post("/api/admin/tasks", status_code=201, tags=["admin"], dependencies=[Depends(one_file_part)])
+    admin = APIRouter(route_class=AdminRoute)  # the organiser token is checked before the body is read
+
+    @admin.post("/api/admin/tasks", status_code=201, tags=["admin"], dependencies=[Depends(one_file_part)])
     def admin_create_task(cred: Token, name: str = Form(...),
                           subtask: str = Form(..., description=" | ".join(SUBTASKS)),
                           gold: UploadFile = File(..., description="Gold with annotations: any corpus dialeval "
@@ -127,11 +129,13 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
                               total_limit=total_limit)
         return tasks.task_info(t)
 
-    @router.post("/api/admin/tasks/{task}/close", tags=["admin"])
+    @admin.post("/api/admin/tasks/{task}/close", tags=["admin"])
     def admin_close_task(task: str, cred: Token) -> dict:
         """Close a task: final scores on 100% of the test set (organiser token)."""
         teams.authenticate_admin(db, token_of(cred))
         return tasks.task_info(tasks.close_task(db, task, clock()))
+
+    router.include_router(admin)
 
     # ---- pages ----------------------------------------------------------------------------------
     def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:

@@ -107,6 +107,8 @@
     for (const t of view.item.turns) {
       const li = el("li", units[t.index] ? "labelled" : "context");
       li.dataset.turn = t.index;
+      // the turn's number as the API and its messages give it ("turn 0 validity" missing): numbered from 0
+      li.appendChild(el("span", "turn-no", "turn " + t.index));
       li.appendChild(el("span", "speaker", t.speaker));
       const said = el("span", "text", t.text);
       said.dir = "auto";  // isolated: a right-to-left turn does not reorder the speaker's name

@@ -76,7 +76,9 @@
   function absorb(state) {
     session = Object.assign({}, session || {}, state);
     (state.turns || []).forEach(addTurn);
-    showError(state.engine_error || "");
+    // the engine's failure ("ask again with Retry") matters only while the chat goes on: once it has ended
+    // or was abandoned there is nothing to retry, and the box goes (the server sends no engine_error then)
+    showError(session.status === "active" ? state.engine_error || "" : "");
     render();
   }
   async function act(fn) {
