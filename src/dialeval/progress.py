@@ -67,7 +67,8 @@ def bar(description: str, total: float | None, *, progress: bool | None = None) 
         yield _NullBar()
         return
     # On a narrow terminal the bar and then the description give way; the count and times never wrap.
-    columns = [TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis", ratio=3)),
+    columns = [TextColumn("{task.description}", markup=False,  # a file's name is text, never rich markup
+                          table_column=Column(no_wrap=True, overflow="ellipsis", ratio=3)),
                BarColumn(bar_width=None, table_column=Column(ratio=2)),
                MofNCompleteColumn(table_column=Column(no_wrap=True)), TaskProgressColumn(),
                TimeElapsedColumn(), TimeRemainingColumn()]

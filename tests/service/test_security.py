@@ -3,6 +3,7 @@ from trusted proxies, API docs without a CDN."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import httpx
@@ -348,3 +349,26 @@ def test_the_upload_routes_are_the_routes_that_take_a_file(sqlite_url):
         assert len(found) == 3, found  # submissions (API and page) and the organiser's gold
     finally:
         _s.close()
+
+
+@pytest.mark.parametrize("env, option, expected", [("1000", None, "1000"), (None, None, str(20 * 1048576)),
+                                                   ("1000", "2", str(2 * 1048576))])
+def test_serve_takes_the_upload_limit_from_the_environment_unless_given(sqlite_url, monkeypatch, env, option,
+                                                                        expected):
+    """``$DIALEVAL_MAX_UPLOAD_BYTES`` is the default of ``--max-upload-mb`` (it was overwritten by 20 MB)."""
+    import uvicorn
+
+    from dialeval.cli.main import run as cli
+    from dialeval.service.config import MAX_UPLOAD_ENV
+
+    seen = {}
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: seen.update(limit=os.environ[MAX_UPLOAD_ENV]))
+    if env is None:
+        monkeypatch.delenv(MAX_UPLOAD_ENV, raising=False)
+    else:
+        monkeypatch.setenv(MAX_UPLOAD_ENV, env)
+    for name in ("DIALEVAL_REGISTRATION", "DIALEVAL_PUBLIC_URL", "DIALEVAL_FORWARDED_ALLOW_IPS", "DIALEVAL_DOCS",
+                 "DIALEVAL_SCORING_PROCESSES", "DIALEVAL_DATABASE_URL"):
+        monkeypatch.setenv(name, os.environ.get(name, ""))   # restored after the test (serve sets them)
+    argv = ["serve", "--database-url", sqlite_url] + (["--max-upload-mb", option] if option else [])
+    assert cli(argv) == 0 and seen == {"limit": expected}

@@ -14,8 +14,10 @@ from pathlib import Path
 from rich.console import Console
 from typer.core import TyperCommand
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# markup=False: what users wrote (team, run and file names, scale names) is printed as it is, never read as rich
+# markup ("[red]" styled it; a team named "[/x]" stopped `dialeval leaderboard` with a MarkupError)
+out = Console(highlight=False, markup=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
 
 
 def warn(message: str) -> None:

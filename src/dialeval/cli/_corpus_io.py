@@ -16,7 +16,7 @@ from dialeval.io.formats import names as format_names
 from dialeval.io.jsonarray import json_text
 from dialeval.io.wochat import NAME_POLICIES
 
-tables = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+tables = Console(highlight=False, markup=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 """Console for wide tables: the terminal's width, or 160 columns when stdout is a file or a pipe."""
 
 InFormat = choice_enum("InFormat", format_names())

@@ -167,7 +167,8 @@ def _title(result, source: str, wide: bool = False) -> str:
 
 def _console() -> Console:
     """The output console; when stdout is not a terminal, wide enough for a full table (files, pipes)."""
-    return out if out.is_terminal else Console(highlight=False, soft_wrap=True, width=max(out.width, 160))
+    return out if out.is_terminal else Console(highlight=False, markup=False, soft_wrap=True,
+                                               width=max(out.width, 160))
 
 
 def _fits(console: Console, head: list[str], rows: list[list[str]]) -> bool:

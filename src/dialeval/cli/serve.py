@@ -16,10 +16,12 @@ from dialeval.service.config import (
     PUBLIC_URL_ENV,
     SCORING_ENV,
     URL_ENV,
+    Settings,
     check_forwarded_allow_ips,
     check_public_url,
     database_url,
     default_scoring_processes,
+    env_max_upload_bytes,
 )
 
 DB_HELP = (f"sqlite:///FILE, or postgresql+psycopg:// followed by USER@HOST:PORT/DB (default: from {URL_ENV} "
@@ -32,8 +34,10 @@ def register(app: typer.Typer) -> None:
         database_url_: str | None = typer.Option(None, "--database-url", help=DB_HELP),
         host: str = typer.Option("127.0.0.1", help="Address to listen on (0.0.0.0: every interface)."),
         port: int = typer.Option(8000, min=1, max=65535, help="Port to listen on."),
-        max_upload_mb: float = typer.Option(DEFAULT_MAX_UPLOAD_BYTES / 1048576, min=0.001,
-                                            help="Larger run files are refused with 413."),
+        max_upload_mb: float | None = typer.Option(None, min=0.001,
+                                                   help="Larger run files are refused with 413. Default: "
+                                                        f"${MAX_UPLOAD_ENV} (bytes) if set, else "
+                                                        f"{DEFAULT_MAX_UPLOAD_BYTES / 1048576:g}."),
         workers: int = typer.Option(1, min=1, help="Worker processes (quotas hold across them)."),
         registration: str = typer.Option("open", envvar="DIALEVAL_REGISTRATION",
                                          help="Who may register a team: open | invite (a code from dialeval admin "
@@ -71,7 +75,8 @@ def register(app: typer.Typer) -> None:
         db = Database(url)  # checks the URL and migrates the schema once, before the workers start
         db.dispose()
         os.environ[URL_ENV] = db.url
-        os.environ[MAX_UPLOAD_ENV] = str(int(max_upload_mb * 1048576))
+        limit = env_max_upload_bytes() if max_upload_mb is None else int(max_upload_mb * 1048576)
+        os.environ[MAX_UPLOAD_ENV] = str(Settings(database_url=db.url, max_upload_bytes=limit).max_upload_bytes)
         shown = public_url.rstrip("/") or f"http://{host}:{port}"
         err.print(f"dialeval service on {shown}/  ({'API docs: /docs; ' if docs else ''}database: {db!r})",
                   markup=False)

@@ -25,7 +25,8 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _env_bytes() -> int:
+def env_max_upload_bytes() -> int:
+    """The upload limit in bytes: ``$DIALEVAL_MAX_UPLOAD_BYTES`` if set, else 20 MB."""
     raw = os.environ.get(MAX_UPLOAD_ENV)
     if raw is None:
         return DEFAULT_MAX_UPLOAD_BYTES
@@ -148,7 +149,7 @@ class Settings:
     """
 
     database_url: str = field(default_factory=database_url)
-    max_upload_bytes: int = field(default_factory=_env_bytes)
+    max_upload_bytes: int = field(default_factory=env_max_upload_bytes)
     clock: Callable[[], datetime] = utcnow
     registration: str = field(default_factory=lambda: os.environ.get("DIALEVAL_REGISTRATION", "open"))
     public_url: str = field(default_factory=lambda: os.environ.get(PUBLIC_URL_ENV, ""))
