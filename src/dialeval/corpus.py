@@ -202,6 +202,26 @@ class Corpus:
                       self.language, dict(self.meta))
 
 
+def joint_scales(corpora: Sequence[Corpus]) -> dict[str, Scale]:
+    """The scales of corpora read together (trained on together, or one file's scales after another's): each
+    name once, in order of appearance; an error when two declare one name with other levels.
+
+    >>> a = Corpus([], {"q": Scale("q", ("1", "2"), "ordinal")}, source="a.json")
+    >>> b = Corpus([], {"r": Scale("r", ("x", "y"), "nominal")}, source="b.json")
+    >>> list(joint_scales([a, b]))
+    ['q', 'r']
+    """
+    out: dict[str, Scale] = {}
+    for c in corpora:
+        for name, sc in c.scales.items():
+            if name in out and out[name].levels != sc.levels:
+                raise DialevalError(f"scale {name!r} has levels {', '.join(out[name].levels)} in one file and "
+                                    f"{', '.join(sc.levels)} in another; they cannot be trained on together",
+                                    file=c.source)
+            out.setdefault(name, sc)
+    return out
+
+
 BLOCK_CONFLICTS = ("error", "last")
 
 

@@ -256,7 +256,7 @@ def test_every_parameter_has_a_rule():
 
 @pytest.mark.parametrize(("name", "bad", "allowed"), [
     ("hidden", 0, "integers >= 1"), ("epochs", 2.5, "integers >= 1"), ("batch_size", True, "integers >= 1"),
-    ("ensemble", "8", "integers >= 1"), ("lr", -0.1, "numbers >= 0 and < 1000"),
+    ("ensemble", "8", "integers >= 1"), ("lr", -0.1, "numbers > 0 and < 1000"),
     ("weight_decay", float("nan"), "numbers >= 0 and < 1000"), ("ordinal_weight", 1e3, "numbers >= 0 and < 1000"),
     ("dropout", 1, "numbers >= 0 and < 1"), ("input_dropout", -0.2, "numbers >= 0 and < 1"),
     ("utterances", "max", "mean, none"), ("annotators", 19, "panel, pooled"),

@@ -7,7 +7,9 @@ WOCHAT XML (O, T, X -> VALID, ACCEPTABLE, INVALID) by dialeval's own writer.
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,7 @@ import pytest
 import dialeval
 from dialeval.cli.main import run
 from dialeval.errors import DialevalError
-from dialeval.models import predict, train
+from dialeval.models import load_model, predict, train
 from dialeval.models.base import Estimator
 from dialeval.models.cv import cross_validate, fold_of
 from dialeval.models.transfer import turn_scores
@@ -197,3 +199,91 @@ def test_cv_fmt_never_prints_nan():
     from dialeval.cli.models import _fmt, _half
 
     assert _fmt(float("nan")) == "n/a" and _half((float("nan"), float("nan"))) == "n/a"
+
+
+# ------------------------------------------------------------------ what a probe of odd inputs found (models)
+
+def test_train_on_files_of_other_formats_learns_every_files_scales(dbdc_sample, shared_data, tmp_path, capsys):
+    """DBDC then ConTurE: both files' scales (it kept the first file's only, dropping ConTurE's labels)."""
+    conture = shared_data("conture", "data.json")
+    assert run(["train", str(dbdc_sample), str(conture), "--model", "prior", "--out", str(tmp_path / "m")]) == 0
+    scales = json.loads((tmp_path / "m" / "model.json").read_text())["scales"]
+    assert "breakdown" in scales and "overall impression" in scales
+    assert "dialogues, to" in capsys.readouterr().err
+
+
+def test_balancing_pools_of_one_annotator_an_item_leaves_them_as_they_are():
+    from dialeval.models.pools import balance_pools
+
+    one_hot = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no overflow on the way
+        out = balance_pools(one_hot, np.array([0, 0, 1, 1]))
+    assert np.array_equal(out, one_hot)
+
+
+def test_a_model_of_every_senders_labels_predicts_dbdc_on_system_turns_only(dbdc_sample, tmp_path):
+    """WOCHAT's validity labels users' turns too; DBDC's breakdown scale is the system's: predictions for DBDC
+    (and its --to dbdc files) hold system turns only."""
+    from dialeval.io.dbdc import read_dbdc
+    from dialeval.io.wochat_writer import write_wochat
+
+    corpus = read_dbdc(dbdc_sample)
+    for d in corpus:
+        for t in d.turns:
+            if t.sender == "user":
+                t.labels["breakdown"], t.annotators = ["X", "X"], ["u1", "u2"]
+    write_wochat(corpus, tmp_path / "w.xml")
+    assert run(["train", str(tmp_path / "w.xml"), "--model", "prior", "--out", str(tmp_path / "m")]) == 0
+    assert run(["predict", str(dbdc_sample), "--model", str(tmp_path / "m"), "--out", str(tmp_path / "lab"),
+                "--to", "dbdc"]) == 0
+    speakers = {}
+    for log in dbdc_sample.rglob("*.log.json"):
+        speakers |= {(log.name.split(".")[0], t["turn-index"]): t["speaker"]
+                     for t in json.loads(log.read_text())["turns"]}
+    written = [(f.name.split(".")[0], t["turn-index"]) for f in (tmp_path / "lab").glob("*.labels.json")
+               for t in json.loads(f.read_text())["turns"]]
+    assert written and {speakers[k] for k in written} == {"S"}
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda a: a.__setitem__("turn/breakdown", np.array([0.5, 0.5])), "has shape (2,)"),
+    (lambda a: a.__setitem__("turn/breakdown", np.array([-0.5, 1.0, 0.5])), "rows that are not distributions"),
+])
+def test_a_damaged_prior_is_refused_at_load(dbdc_sample, tmp_path, edit, message):
+    assert run(["train", str(dbdc_sample), "--model", "prior", "--out", str(tmp_path / "m")]) == 0
+    with np.load(tmp_path / "m" / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    edit(arrays)
+    np.savez(tmp_path / "m" / "arrays.npz", **arrays)
+    with pytest.raises(DialevalError, match=re.escape(message)):
+        load_model(tmp_path / "m")
+
+
+def test_predict_to_dbdc_refuses_a_folder_holding_an_earlier_run(dbdc_sample, tmp_path, capsys):
+    assert run(["train", str(dbdc_sample), "--model", "prior", "--out", str(tmp_path / "m")]) == 0
+    argv = ["predict", str(dbdc_sample), "--model", str(tmp_path / "m"), "--out", str(tmp_path / "lab"), "--to",
+            "dbdc"]
+    assert run(argv) == 0
+    before = sorted(p.name for p in (tmp_path / "lab").iterdir())
+    capsys.readouterr()
+    assert run(argv) == 2
+    assert "the output folder exists and is not empty" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "lab").iterdir()) == before
+
+
+def test_parameters_given_as_text_or_a_zero_learning_rate_are_refused(dbdc_sample):
+    with pytest.raises(DialevalError, match="params 'C=1' are not allowed; allowed is a dict"):
+        train(dbdc_sample, kind="linear", params="C=1")
+    with pytest.raises(DialevalError, match="parameter lr = 0 is not allowed; allowed are numbers > 0"):
+        train(dbdc_sample, kind="neural", params={"lr": 0})
+
+
+def test_cv_of_several_files_lays_each_files_table_out_by_its_own_width(dbdc_sample, shared_data, capsys):
+    """DBDC (4 scores) beside ConTurE (52): ConTurE's tables a row per score, as when it is cross-validated alone
+    (they were laid out as DBDC's, 52 columns cut to nothing)."""
+    conture = shared_data("conture", "data.json")
+    assert run(["cv", str(dbdc_sample), str(conture), "--model", "prior", "--folds", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("│ overall impression JSD") for line in lines)
+    assert any("breakdown JSD" in line and line.startswith("┃ fold") for line in lines)

@@ -346,6 +346,9 @@ def register(app: typer.Typer) -> None:
                                     f"input in this process (received {len(dialogues)} input(s)"
                                     + (", --scheduler/--workers" if scheduler or workers else "")
                                     + "); for several inputs or --scheduler give a folder --out")
+            if to == PredictTo.dbdc and out_path.is_dir() and any(out_path.iterdir()):
+                raise DialevalError("the output folder exists and is not empty (an earlier run's *.labels.json "
+                                    "would be scored with these); give a new folder", file=str(out_path))
             if to != PredictTo.dbdc:
                 if out_given.endswith(("/", os.sep)):
                     why = "with --scores, one input's" if scores_out is not None else \
@@ -406,12 +409,15 @@ def register(app: typer.Typer) -> None:
         model.info["command"] = shlex.join(["dialeval", "train", *map(str, data), "--out", str(out_dir), "--model",
                                              _value(kind), "--subtask", _value(subtask), "--seed", str(seed),
                                              *[a for p in param or [] for a in ("--param", p)], *reading])
+        replacing = (Path(out_dir) / "model.json").is_file()
         folder = model.save(out_dir)
         trained = model.info.get("trained_on", {})
         what = (f"scale{'s' * (len(model.scales) > 1)} " + ", ".join(model.scales)) if model.scales \
             else "subtasks " + ", ".join(model.subtasks)
-        err.print(f"saved a {model.kind} model of {what} (seed {seed}), trained on "
-                  f"{trained.get('dialogues', '?')} dialogues, to {folder}", markup=False)
+        n = trained.get("dialogues", "?")
+        err.print(f"saved a {model.kind} model of {what} (seed {seed}), trained on {n} dialogue{'s' * (n != 1)}, "
+                  f"to {folder}" + (" (replacing the model saved there; its other files are kept)" if replacing
+                                    else ""), markup=False)
 
     @app.command("cv", epilog=params_epilog())
     def cv_cmd(
@@ -479,9 +485,12 @@ def register(app: typer.Typer) -> None:
                 console.print(_rich(title, head, rows, rule_after=rule_after))
 
         trained = " + ".join(d.name for d in data)
-        wide = len(results[0].columns) > WIDE or (format == CVFormat.table and not _fits(console, *fold_rows(
-            results[0])))  # STC-3's 8 scores do not fit 80 columns as columns: a row per score
-        for path, rs in zip(data, by_file, strict=True):
+
+        def too_wide(rs: list) -> bool:  # STC-3's 8 scores do not fit 80 columns as columns: a row per score
+            return len(rs[0].columns) > WIDE or (format == CVFormat.table and not _fits(console, *fold_rows(rs[0])))
+
+        wide_of = [too_wide(rs) for rs in by_file]   # each file's own scales (ConTurE has 13, DBDC 1)
+        for path, rs, wide in zip(data, by_file, wide_of, strict=True):
             for r in rs:
                 head, rows = fold_rows(r)
                 rule = len(rows) - 3
@@ -489,7 +498,7 @@ def register(app: typer.Typer) -> None:
                     (head, rows), rule = transposed(head, rows), 1
                 show(_title(r, path.name, wide) + (f"; each fold trained on {trained}" if len(data) > 1 else ""),
                      head, rows, rule_after=rule)
-        for path, rs in zip(data, by_file, strict=True):
+        for path, rs, wide in zip(data, by_file, wide_of, strict=True):
             if len(rs) > 1 or len(data) > 1:
                 head, rows = summary_rows(rs)
                 show(f"Summary: {folds}-fold CV on {path.name}"

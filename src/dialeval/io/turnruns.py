@@ -234,16 +234,18 @@ def run_document(dists: dict[str, Distributions]) -> list[dict]:
 
 def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) -> list[str]:
     """Write a turn-layout run in DBDC3's submission layout (layout 2 above, which :func:`read_turn_run` reads):
-    ``<folder>/<dialogue-id>.labels.json`` per dialogue.
+    ``<folder>/<dialogue-id>.labels.json`` per dialogue, into a new or empty ``folder`` (an earlier run's files
+    left beside these would be scored with them), all at once.
 
     Each ``{"dialogue-id", "turns": [{"turn-index", "labels": [{"breakdown", "prob-O", "prob-T", "prob-X"}]}]}``
     with the hard label of the run. Returns the files written.
     """
 
-    from dialeval.io.atomic import claim_file_name, make_folder, write_text
+    from dialeval.io.atomic import check_output_folder, claim_file_name
     from dialeval.io.jsonarray import json_text
+    from dialeval.io.writers import write_folder
 
-    out = make_folder(folder, "--to dbdc's *.labels.json files")
+    out = check_output_folder(folder, "--to dbdc's *.labels.json files")
     files, names = [], {}
     for rec in records:
         turns = []
@@ -267,6 +269,5 @@ def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) 
                             + (", ".join(map(repr, has)) or "no turn-level scale")
                             + "); --to dbdc writes DBDC3's O/T/X breakdown scale only: leave it out to write this "
                             "run in dialeval's layout")
-    for path, text in files:  # every name checked before the first file is written
-        write_text(path, text)
-    return [str(path) for path, _ in files]
+    # a new or empty folder, written all at once (no earlier run's files beside these, nothing on a failure)
+    return write_folder(out, [(path.name, text.encode()) for path, text in files])

@@ -22,9 +22,10 @@ Examples
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
-from dialeval.corpus import Corpus
+from dialeval.corpus import Corpus, joint_scales
 from dialeval.errors import DialevalError, describe
 from dialeval.models.base import KINDS, Estimator, kind_class
 from dialeval.models.data import SUBTASKS, TurnTable, check_corpus, check_subtasks, has_subtasks
@@ -90,7 +91,7 @@ def read_dialogues(dialogues: Corpus | list | str | os.PathLike) -> Corpus:
         if len(parts) == 1:
             return parts[0]
         langs = dict.fromkeys(p.language or detect_language(p) for p in parts)  # e.g. "zh+en"
-        return Corpus([d for p in parts for d in p.dialogues], dict(parts[0].scales), parts[0].format,
+        return Corpus([d for p in parts for d in p.dialogues], joint_scales(parts), parts[0].format,
                       " + ".join(str(p.source) for p in parts), "+".join(langs))
     if isinstance(dialogues, list | tuple):
         from dialeval.io.stc3 import read_stc3
@@ -276,6 +277,9 @@ def train(corpus_or_path: Corpus | list | str | os.PathLike, kind: str = DEFAULT
         The fitted model; ``model.info["language"]`` is the corpus's language (detected when unknown).
     """
     cls = kind_class(kind)
+    if params is not None and (not isinstance(params, Mapping) or not all(isinstance(k, str) for k in params)):
+        raise DialevalError(f"params {describe(params)} are not allowed; allowed is a dict of parameter name -> "
+                            "value, e.g. {'C': 4.0}")
     model = cls(subtask, seed, progress=progress, **dict(params or {}))
     corpus = read_dialogues(corpus_or_path)
     model.fit(corpus)

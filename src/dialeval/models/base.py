@@ -294,21 +294,27 @@ def damaged(detail: str, where: str | None = None) -> DialevalError:
 _KINDS_OF_NUMBERS = {"f": "floating-point numbers", "i": "integers"}
 
 
-def expect_array(arrays: dict[str, np.ndarray], key: str, shape: tuple[int, ...], implied_by: str, *,
-                 shown: str | None = None, kind: str | None = None) -> np.ndarray:
-    """``arrays[key]`` of a model being loaded, checked: present, of ``shape`` (what ``implied_by`` implies), of
-    numpy dtype kind ``kind`` (``"f"`` or ``"i"``) when given, and finite where it holds floats; else a
-    :func:`damaged` error naming the array (as ``shown``, default ``key``)."""
+def expect_array(arrays: dict[str, np.ndarray], key: str, shape: tuple[int | None, ...], implied_by: str, *,
+                 shown: str | None = None, kind: str | None = None, distributions: bool = False) -> np.ndarray:
+    """``arrays[key]`` of a model being loaded, checked: present, of ``shape`` (what ``implied_by`` implies; None:
+    any length on that axis), of numpy dtype kind ``kind`` (``"f"`` or ``"i"``) when given, finite where it holds
+    floats, and with ``distributions``, rows (last axis) of values >= 0 summing to 1; else a :func:`damaged`
+    error naming the array (as ``shown``, default ``key``)."""
     name = key if shown is None else shown
     a = arrays.get(key)
     if a is None:
         raise damaged(f"arrays.npz has no array {name!r}, which model.json's configuration needs")
-    if a.shape != shape:
-        raise damaged(f"array {name!r} has shape {a.shape}; {implied_by} imply {shape}")
+    if a.ndim != len(shape) or any(want is not None and got != want for got, want in zip(a.shape, shape,
+                                                                                        strict=True)):
+        raise damaged(f"array {name!r} has shape {a.shape}; {implied_by} imply "
+                      + str(tuple("any" if n is None else n for n in shape)).replace("'", ""))
     if kind is not None and a.dtype.kind != kind:
         raise damaged(f"array {name!r} is of type {a.dtype}; allowed are {_KINDS_OF_NUMBERS[kind]}")
     if a.dtype.kind == "f" and not np.isfinite(a).all():
         raise damaged(f"array {name!r} holds values that are not finite numbers (NaN or infinite)")
+    if distributions and a.size and ((a < 0).any() or not np.allclose(a.sum(axis=-1), 1.0, atol=1e-6)):
+        raise damaged(f"array {name!r} holds rows that are not distributions (a value below 0, or a row not "
+                      "summing to 1)")
     return a
 
 

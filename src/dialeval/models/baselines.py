@@ -28,7 +28,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dialeval.models.base import Estimator, array_key, check_param, normalise_rows, register
+from dialeval.models.base import Estimator, array_key, check_param, expect_array, normalise_rows, register
 from dialeval.models.data import TurnTable
 from dialeval.models.turndata import ScaleArrays
 
@@ -87,7 +87,9 @@ class _Means:
         return {array_key(self.learnt[n]): m for n, m in self.means.items()}
 
     def _set_means(self, arrays: dict[str, np.ndarray], names: list[str]) -> None:
-        self.means = {n: np.asarray(arrays[array_key(self.learnt[n])], dtype=np.float64) for n in names}
+        self.means = {n: np.asarray(expect_array(arrays, array_key(self.learnt[n]), (len(self.learnt[n].levels),),
+                                                 f"the levels of scale {n!r} in model.json", kind="f",
+                                                 distributions=True), dtype=np.float64) for n in names}
 
 
 @register
@@ -218,5 +220,13 @@ class Position(_Means, Estimator):
         self.tables = {}
         for name, s in self.learnt.items():
             if s.level != "dialogue":
-                self.tables[name] = {k: np.asarray(arrays[f"{array_key(s)}_{k}"])
-                                     for k in ("keys", "means", "counts", "mean")}
+                width, why = len(s.levels), f"the levels of scale {name!r} in model.json"
+                keys = expect_array(arrays, f"{array_key(s)}_keys", (None, 2), "(position, is last) keys", kind="i")
+                k = len(keys)
+                self.tables[name] = {
+                    "keys": keys,
+                    "means": expect_array(arrays, f"{array_key(s)}_means", (k, width), f"{k} keys and {why}",
+                                          kind="f", distributions=True),
+                    "counts": expect_array(arrays, f"{array_key(s)}_counts", (k,), f"{k} keys", kind="i"),
+                    "mean": expect_array(arrays, f"{array_key(s)}_mean", (width,), why, kind="f",
+                                         distributions=True)}

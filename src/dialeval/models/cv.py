@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from dialeval import progress as _progress
-from dialeval.corpus import Corpus
+from dialeval.corpus import Corpus, joint_scales
 from dialeval.errors import DialevalError, describe
 from dialeval.io.atomic import make_folder
 from dialeval.models import leakage
@@ -205,7 +205,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
         raise DialevalError(f"folds = {describe(folds)} is not allowed; allowed are integers >= 2")
     params = dict(params or {})
     cls(subtasks, seed, progress=False, **params)  # check the settings before any work
-    scales = _joint_scales(loaded)
+    scales = joint_scales(loaded)
     parts = []
     for n, corpus in enumerate(loaded):
         gold = load_gold(corpus)
@@ -274,19 +274,6 @@ def _warn_repeats(corpora: list[Corpus]) -> None:
     tables = [TurnTable.from_corpus(c, senders=None) for c in corpora]
     leakage.warn_repeats([i for t in tables for i in t.ids], np.concatenate([leakage.fingerprints(t) for t in tables]),
                          cv=True, stacklevel=3)
-
-
-def _joint_scales(corpora: list[Corpus]) -> dict:
-    """The scales of corpora trained on together; an error when two declare one name with other levels."""
-    out: dict = {}
-    for c in corpora:
-        for name, sc in c.scales.items():
-            if name in out and out[name].levels != sc.levels:
-                raise DialevalError(f"scale {name!r} has levels {', '.join(out[name].levels)} in one file and "
-                                    f"{', '.join(sc.levels)} in another; they cannot be trained on together",
-                                    file=c.source)
-            out.setdefault(name, sc)
-    return out
 
 
 def folder_names(corpora: list[Corpus]) -> list[str]:

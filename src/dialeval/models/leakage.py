@@ -93,7 +93,7 @@ def repeated_message(groups: list[tuple[str, ...]], total: int, cv: bool = False
     shown = "; ".join(" = ".join(g[:3]) + (" = ..." if len(g) > 3 else "") for g in groups[:EXAMPLES])
     more = "; ..." if len(groups) > EXAMPLES else ""
     text = (f"{copies} of the {total} training dialogue(s) repeat another one's turns (ids {shown}{more}); every "
-            "copy is trained on, so these dialogues weigh more")
+            "copy with labels is trained on, so these dialogues weigh more")
     if cv:
         text += ("; copies under different ids can be held out in one fold and trained on in another, which makes "
                  "the cross-validated scores optimistic")

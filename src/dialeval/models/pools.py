@@ -68,6 +68,11 @@ def annotator_pools(annotators: Sequence[Sequence[str | None] | None]) -> np.nda
                     dtype=np.int64)
 
 
+_W_RANGE = 1e150
+"""Bound of a level's weight in :func:`balance_pools`: a pool whose mean no weighting can move (every row one-hot:
+one annotator an item) made the weights overflow, and its rows NaN; past the bound they are rescaled."""
+
+
 def balance_pools(probs: np.ndarray, pools: np.ndarray, *, tol: float = 1e-12, max_iter: int = 1000
                   ) -> np.ndarray:
     """Training distributions with each pool's mean made the corpus's: one weight per pool and level.
@@ -142,5 +147,7 @@ def balance_pools(probs: np.ndarray, pools: np.ndarray, *, tol: float = 1e-12, m
             if np.abs(mean - target).max() <= tol:
                 break
             w = np.where(used, w * target / np.where(used, mean, 1.0), w)
+            if not w.max() < _W_RANGE:   # a mean the weights cannot move (one-hot rows): rescaled, never inf/0
+                w = np.maximum(w / w.max(), 1.0 / _W_RANGE)
         out[here] = R
     return out

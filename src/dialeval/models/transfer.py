@@ -17,6 +17,8 @@ task's 0 .. L-1 scale (worst .. best), ConTurE's 0/1/2 for a three-level scale.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from dialeval.corpus import Corpus
@@ -90,6 +92,11 @@ def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = 
     for target, (source, mapping) in what.items():
         rows, probs = pred.turns[source]
         src = est.scales[source]
+        only = corpus.scales[target].sender if corpus.scales[target].level == "turn" else None
+        if only is not None and src.level == "turn":   # the corpus's scale labels one sender's turns (DBDC's
+            keep = np.asarray([table.senders[r] == only for r in rows.tolist()], dtype=bool)   # system's):
+            rows, probs = rows[keep], probs[keep]      # a model that learnt others' too predicts only those
+            src = replace(src, senders=(only,))
         if mapping is None:
             turns[target], scales[target] = (rows, probs), src
             continue

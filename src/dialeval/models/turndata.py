@@ -62,6 +62,11 @@ class TurnScale:
 
     @classmethod
     def from_json(cls, name: str, d: dict) -> TurnScale:
+        """The scale as :meth:`to_json` wrote it; a ``TypeError`` naming the field for any other shape (read by
+        the loader as a damaged model.json)."""
+        for key in ("levels", "senders"):
+            if not isinstance(d[key], list) or not all(isinstance(v, str) for v in d[key]):
+                raise TypeError(f"model.json: scale {name!r}: {key} {d[key]!r} is not a list of names")
         return cls(name, tuple(d["levels"]), str(d["kind"]), tuple(d["senders"]), int(d.get("first", 0)),
                    str(d.get("level", "turn")))
 

@@ -44,7 +44,7 @@ PARAMS: dict[str, dict] = {
     "epochs": {"type_": int, "lo": 1, "hi": 1000},
     "batch_size": {"type_": int, "lo": 1, "hi": 1024, "note": "dialogues per training step"},
     "ensemble": {"type_": int, "lo": 1, "hi": 64, "note": "members, each trained with its own seed"},
-    "lr": {"type_": float, "lo": 0, "lt": 1e3}, "weight_decay": {"type_": float, "lo": 0, "lt": 1e3},
+    "lr": {"type_": float, "gt": 0, "lt": 1e3}, "weight_decay": {"type_": float, "lo": 0, "lt": 1e3},
     "ordinal_weight": {"type_": float, "lo": 0, "lt": 1e3},
     "dropout": {"type_": float, "lo": 0, "lt": 1}, "input_dropout": {"type_": float, "lo": 0, "lt": 1},
     "utterances": {"type_": str, "choices": UTTERANCES}, "annotators": {"type_": str, "choices": ANNOTATORS},
