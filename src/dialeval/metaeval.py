@@ -289,6 +289,11 @@ def system_means(values: dict[str, float], systems: dict[str, str]) -> dict[str,
     return {s: float(np.mean(v)) for s, v in per.items()}
 
 
+def _known(v: object) -> bool:
+    """A value that takes part in a correlation: a number, not None and not NaN."""
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+
 def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, float]], *,
                           systems: dict[str, str] | None = None, levels: tuple[str, ...] = ("dialogue", "system"),
                           methods: tuple[str, ...] = DEFAULT_METHODS, B: int = 2000, seed: int = 0,
@@ -323,7 +328,7 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
     rows: list[CorrelationRow] = []
     jobs = [(lv, dim, hv) for lv in levels if lv != "system" or systems for dim, hv in human.items()]
     for lv, dim, hv in track(jobs, f"bootstrap (B = {B})", progress=progress):
-        ids = [i for i in auto if i in hv]
+        ids = [i for i in auto if i in hv and _known(auto[i]) and _known(hv[i])]   # both sides, NaN as missing
         if lv == "dialogue":
             keys = list(auto)
             x = [auto[i] for i in keys]

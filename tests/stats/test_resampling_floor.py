@@ -55,3 +55,36 @@ def test_every_resampling_procedure_says_it():
         assert _caught(call), call
     assert not _caught(lambda: bootstrap_ci(x, B=1000, seed=0))
 
+
+
+# ----------------------------------------------------- what an audit against independent references found
+
+def test_a_constant_added_to_each_topic_changes_no_test():
+    """The tie tolerance is the spread within topics (it was 1e-9 of the largest value: at offset 1e7 every
+    difference of 0.003 was a "tie", p = 1, the t-test undefined and ANOVA's F NaN)."""
+    from scipy import stats as st
+
+    from dialeval.stats import anova2, paired_randomization_test, paired_t_test, randomized_tukey_hsd
+
+    rng = np.random.default_rng(1)
+    base = 1e7 + rng.random(20)
+    x, y = base + rng.normal(0.003, 0.001, 20), base.copy()
+    exact = paired_randomization_test(x, y, method="exact").pvalue
+    assert exact < 1e-5 and paired_randomization_test(x, y, method="monte-carlo", B=2000, seed=0).pvalue < 1e-3
+    assert paired_t_test(x, y).pvalue == pytest.approx(st.ttest_rel(x, y).pvalue, rel=1e-6)
+    X = rng.random((15, 4))
+    offsets = 1e7 * rng.random((15, 1))
+    assert np.array_equal(randomized_tukey_hsd(X, B=500, seed=0).pvalues,
+                          randomized_tukey_hsd(X + offsets, B=500, seed=0).pvalues)
+    assert anova2(X + offsets).F == pytest.approx(anova2(X).F, rel=1e-6)
+
+
+def test_values_whose_squares_overflow_are_refused():
+    from dialeval.errors import DialevalError
+    from dialeval.stats import anova2, paired_t_test
+
+    X = np.array([[1, 0.5], [0.6, 0.2], [0.9, 0.1]])
+    with pytest.raises(DialevalError, match=r"row 0, column 0 is 1e\+165; allowed are finite numbers of magnitude"):
+        anova2(X * 1e165)     # an OverflowError traceback before
+    with pytest.raises(DialevalError, match=r"value 0 is 1e\+160"):
+        paired_t_test([1e160, 0.3, 0.2], [0.5, 0.1, 0.0])   # t = 0, p = 1 before

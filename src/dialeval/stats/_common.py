@@ -46,13 +46,30 @@ def stream_key(seed: Seed) -> int:
 
 
 TIE_RTOL = 1e-9
-"""Differences of means closer than ``TIE_RTOL * max|X|`` count as equal in randomisation tests, so that
-floating-point rounding never turns a tie (e.g. the identity permutation) into a strict inequality."""
+"""Differences of means closer than ``TIE_RTOL`` times the data's spread count as equal in randomisation tests,
+so that floating-point rounding never turns a tie (e.g. the identity permutation) into a strict inequality."""
 
 
 def tie_tolerance(X: np.ndarray) -> float:
-    """The absolute tolerance for "at least as extreme" comparisons of means of ``X`` (see TIE_RTOL)."""
-    return TIE_RTOL * float(np.max(np.abs(X))) if X.size else 0.0
+    """The absolute tolerance for "at least as extreme" comparisons of means of ``X``: ``TIE_RTOL`` times its
+    spread (a matrix's largest distance from its row's mean, so a constant added to a topic changes nothing; a
+    vector's largest value), and never below what rounding can do (:func:`rounding_bound`).
+
+    >>> X = np.array([[0.1, 0.3], [0.2, 0.6]])
+    >>> float(f"{tie_tolerance(X):.3g}"), float(f"{tie_tolerance(X + 1e7):.3g}")  # the spread, then rounding's
+    (2e-10, 4.44e-09)
+    """
+    if not X.size:
+        return 0.0
+    spread = X - X.mean(axis=1, keepdims=True) if X.ndim == 2 else X
+    return max(TIE_RTOL * float(np.max(np.abs(spread))), rounding_bound(X))
+
+
+def rounding_bound(X: np.ndarray) -> float:
+    """How far rounding can move a sum's mean, or a difference of two, of ``X``'s values: ``len(X) * eps *
+    max|X|`` (numpy's pairwise sum of n values is off by far less than n units in the last place of the largest).
+    """
+    return len(X) * float(np.finfo(np.float64).eps) * float(np.max(np.abs(X))) if X.size else 0.0
 
 
 def check_level(level: float) -> float:
@@ -123,6 +140,10 @@ def decisive(B: int, alpha: float) -> bool:
     return B * alpha >= 1.0 - 1e-12
 
 
+MAX_MAGNITUDE = 1e150
+"""The largest |value| a statistic takes: sums of squares of larger ones overflow (1e160 gave F = NaN, t = 0)."""
+
+
 def as_vector(x: object, what: str, *, allow_missing: bool = False) -> np.ndarray:
     """A float 1-D array; ``None`` (and NaN) mean "missing" where ``allow_missing``, else an error."""
     if isinstance(x, np.ndarray) and x.dtype.kind in "fiu":
@@ -142,6 +163,10 @@ def as_vector(x: object, what: str, *, allow_missing: bool = False) -> np.ndarra
     if allow_missing and np.isinf(arr).any():
         i = int(np.flatnonzero(np.isinf(arr))[0])
         raise DialevalError(f"{what}: value {i} is infinite; allowed are finite numbers or None (missing)")
+    if (np.abs(arr) > MAX_MAGNITUDE).any():
+        i = int(np.flatnonzero(np.abs(arr) > MAX_MAGNITUDE)[0])
+        raise DialevalError(f"{what}: value {i} is {float(arr[i])!r}; allowed are numbers of magnitude up to "
+                            f"{MAX_MAGNITUDE:g} (their squares must fit a double)")
     return arr
 
 
@@ -158,10 +183,11 @@ def as_matrix(X: object, what: str = "X", *, min_rows: int = 2, min_cols: int = 
     if n < min_rows or m < min_cols:
         raise DialevalError(f"{what}: shape {arr.shape} is too small; at least {min_rows} dialogues (rows) and "
                             f"{min_cols} runs (columns) are needed")
-    bad = ~np.isfinite(arr)
+    bad = ~(np.abs(arr) <= MAX_MAGNITUDE)   # NaN, infinite or too large
     if bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
-        raise DialevalError(f"{what}: value at row {i}, column {j} is {float(arr[i, j])!r}; allowed are finite numbers")
+        raise DialevalError(f"{what}: value at row {i}, column {j} is {float(arr[i, j])!r}; allowed are finite "
+                            f"numbers of magnitude up to {MAX_MAGNITUDE:g} (their squares must fit a double)")
     return arr
 
 

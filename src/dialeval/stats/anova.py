@@ -76,7 +76,7 @@ def anova2(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan", level: 
         n >= 2 dialogues x m >= 2 runs, finite.
     on_zero_error : {'nan', 'raise'}, default 'nan'
         When ``V_E = 0`` the F statistics are undefined: NaN, or raise :class:`~dialeval.DialevalError`.
-        Residuals all within ``TIE_RTOL * max|X|`` of 0 (rounding) count as ``S_E = 0``.
+        Residuals all within ``tie_tolerance(X)`` of 0 (rounding) count as ``S_E = 0``.
     level : float in (0, 1), default 0.95
         Confidence level of the margin of error ``moe``.
 
@@ -97,7 +97,7 @@ def anova2(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan", level: 
     dlg_means = arr.mean(axis=1)
     resid = arr - dlg_means[:, None] - run_means[None, :] + grand
     s_e = float((resid**2).sum())
-    if s_e <= arr.size * tie_tolerance(arr) ** 2:  # residuals within rounding of 0: exactly additive data
+    if s_e <= arr.size * np.float64(tie_tolerance(arr)) ** 2:  # residuals within rounding of 0: additive data
         s_e = 0.0
     S_E = s_e
     S_runs = float(n * ((run_means - grand) ** 2).sum())

@@ -175,8 +175,9 @@ def randomized_tukey_hsd(X: object, B: int = 5000, seed: Seed = 0, *, progress: 
 
         p(i, j) = #{b : hsd_b >= |mean_i - mean_j|} / B
 
-    (differences within ``TIE_RTOL * max|X|`` count as equal). The p-values control the familywise error
-    rate over all pairs; with m = 2 the test is the two-sided paired randomisation test.
+    (differences within ``tie_tolerance(X)`` count as equal: ``TIE_RTOL`` of the spread within topics, so a
+    constant added to a topic changes nothing). The p-values control the familywise error rate over all pairs;
+    with m = 2 the test is the two-sided paired randomisation test.
 
     Parameters
     ----------

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 from dialeval.errors import DialevalError
-from dialeval.stats._common import Interval, as_vector, check_level, check_policy, tie_tolerance
+from dialeval.stats._common import Interval, as_vector, check_level, check_policy, rounding_bound
 
 CONSTANT_POLICIES = ("nan", "raise")
 
@@ -79,7 +79,7 @@ def paired_t_test(x: object, y: object, *, level: float = 0.95,
     sd = float(d.std(ddof=1))
     df = n - 1
     method = "t interval"
-    if not sd > tie_tolerance(np.concatenate([a, b])):  # equal differences, up to the rounding of x - y
+    if not sd > rounding_bound(np.concatenate([a, b])):  # equal differences, up to the rounding of x - y
         if on_constant == "raise":
             raise DialevalError(f"all {n} differences equal {mean!r}; the paired t statistic is undefined")
         nan = float("nan")
