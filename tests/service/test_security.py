@@ -140,12 +140,13 @@ def test_a_wrong_address_is_answered_with_a_page_and_the_api_with_json(sqlite_ur
     s, app = _app(sqlite_url)
     try:
         with TestClient(app) as c:
-            for path, status in (("/no/such/page", 404), ("/tasks/t1/", 404), ("/collections/c1/join", 405)):
+            # (a join form's address opened directly is sent on to its join page: test_collection_api)
+            for path, status in (("/no/such/page", 404), ("/tasks/t1/", 404), ("/tasks/t1/submit", 405)):
                 r = c.get(path)
                 assert r.status_code == status and r.headers["content-type"].startswith("text/html"), path
                 assert 'role="alert"' in r.text and "Back to the tasks" in r.text
                 _check(r, f"GET {path}")
-            assert c.get("/collections/c1/join").headers["allow"] == "POST"
+            assert c.get("/tasks/t1/submit").headers["allow"] == "POST"
             for path in ("/api/nothing", "/static/nothing.css"):
                 r = c.get(path)
                 assert r.status_code == 404 and r.json() == {"detail": "Not Found"}, path

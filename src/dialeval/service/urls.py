@@ -24,6 +24,12 @@ def path_for(context: dict, name: str, /, **path_params: object) -> str:
     return root + str(request.app.url_path_for(name, **path_params))
 
 
+def under_root(request, path: str) -> str:
+    """``path`` (``/annotate/p1``) under the ASGI ``root_path`` the app is mounted at, as :func:`path_for` gives a
+    route's: a redirect's ``Location`` that stays within the service behind a proxy's path prefix."""
+    return request.scope.get("root_path", "").rstrip("/") + path
+
+
 def absolute(public_url: str, path: str) -> str | None:
     """``path`` under the organiser's public URL; None when no public URL is configured.
 

@@ -298,3 +298,63 @@ def test_guidelines_with_bidi_controls_are_refused_as_utterances_are(pj, char):
     # The marks right-to-left writing uses stay allowed, as in utterances.
     projects.create_project(pj.db, "p1", chats_corpus(1), "wochat", 1, pj.clock(),
                             guidelines="\u200f\u05e9\u05dc\u05d5\u05dd\u200e ok \u061c")
+
+
+def _join_page(pj, code, project="p1"):
+    page = pj.client.get(f"/annotate/{project}")
+    token = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    return pj.client.post(f"/annotate/{project}/join", data={"code": code, "csrf": token})
+
+
+def test_the_join_address_opened_directly_leads_to_the_join_page(pj):
+    """A reload of the annotate page (the join form's answer) or a bookmark of /annotate/NAME/join is a GET: it
+    is sent on to the project's join page (303), not a 405 page whose only link is the leaderboard."""
+    pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
+    r = pj.client.get("/annotate/p1/join", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/annotate/p1"
+    r = pj.client.get("/annotate/p1/join")
+    assert r.status_code == 200 and 'id="join-form"' in r.text
+
+
+def test_guidelines_with_their_own_heading_show_it_once(pj):
+    """Guidelines that start with "# Title" show the title as their summary, not "Guidelines" above it again."""
+    codes = pj.project("p1", chats_corpus(1), overlap=1, n_codes=1,
+                       guidelines="# Guidelines\n\nRate the whole dialogue, then each turn.")
+    r = _join_page(pj, codes[0])
+    assert r.status_code == 200
+    box = re.search(r'<details id="guidelines".*?</details>', r.text, re.S).group(0)
+    assert box.count("Guidelines") == 1 and "<summary>Guidelines</summary>" in box, box
+    assert "Rate the whole dialogue" in box
+    codes = pj.project("p2", chats_corpus(1), overlap=1, n_codes=1, guidelines="# How to judge\n- be **fair**")
+    box = re.search(r'<details id="guidelines".*?</details>', _join_page(pj, codes[0], "p2").text, re.S).group(0)
+    assert "<summary>How to judge</summary>" in box and box.count("How to judge") == 1
+    assert "<li>be <strong>fair</strong></li>" in box
+
+
+def test_the_status_pages_progress_bar_is_labelled(pj):
+    pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
+    admin = teams.create_admin_token(pj.db, pj.clock())
+    page = pj.client.get("/annotate/p1/status")
+    token = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    r = pj.client.post("/annotate/p1/status", data={"token": admin, "csrf": token})
+    assert r.status_code == 200
+    bar = re.search(r"<progress[^>]*>", r.text).group(0)
+    bar_id = re.search(r'id="([^"]+)"', bar).group(1)
+    assert re.search(rf'<label for="{bar_id}">[^<]+</label>', r.text), r.text
+
+
+def test_stc3_nugget_levels_carry_their_meaning(pj):
+    """The API gives each STC-3 nugget type its meaning (the page shows it as a legend and tooltips)."""
+    from dialeval.io.stc3 import stc3_scales
+
+    corpus = Corpus([Dialogue("d0", [Turn("customer", ["my order"]), Turn("helpdesk", ["sorry"])])],
+                    stc3_scales(), "stc3")
+    codes = pj.project("p1", corpus, scheme="stc3", overlap=1, n_codes=1)
+    info = pj.call("GET", "/api/annotation/p1", codes[0]).json()
+    meanings = {lv["value"]: lv.get("description") for c in info["scheme"]["controls"]
+                if c["scale"].startswith("nugget") or "nugget" in c["title"] for lv in c["levels"]}
+    assert set(meanings) == {"CNUG0", "CNUG", "CNUG*", "CNaN", "HNUG", "HNUG*", "HNaN"}
+    assert all(meanings.values()), meanings
+    assert "trigger" in meanings["CNUG0"] and "goal" in meanings["HNUG*"] and "not a nugget" in meanings["CNaN"]
+    assert all("description" not in lv for c in info["scheme"]["controls"] if c["scale"] == "A"
+               for lv in c["levels"])

@@ -297,3 +297,24 @@ def test_an_ended_chat_shows_no_engine_error(ch, monkeypatch):
         with ch.db.write() as s:
             s.get(ChatSession, sid).status = status
         assert ch.call("GET", f"/api/collections/c1/sessions/{sid}", code).json()["engine_error"] is None, status
+
+
+def test_the_join_address_opened_directly_leads_to_the_join_page(ch):
+    """A reload of the chat page (the join form's answer) or a bookmark of /collections/NAME/join is a GET:
+    it is sent on to the collection's join page (303), not a 405 page whose only link is the leaderboard."""
+    ch.collection("c1", n_codes=1)
+    r = ch.client.get("/collections/c1/join", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/collections/c1"
+    r = ch.client.get("/collections/c1/join")
+    assert r.status_code == 200 and 'id="join-form"' in r.text
+
+
+def test_a_refused_nickname_keeps_the_code(ch):
+    """The join form comes back with the code as typed when the nickname is refused (and the nickname)."""
+    [code] = ch.collection("c1", n_codes=1)
+    page = ch.client.get("/collections/c1")
+    token = page.text.split('name="csrf" value="')[1].split('"')[0]
+    r = ch.client.post("/collections/c1/join", data={"code": code, "nickname": "you", "csrf": token})
+    assert r.status_code == 422
+    assert re.search(r'<input name="code"[^>]*value="' + re.escape(code) + '"', r.text), r.text
+    assert 'value="you"' in r.text

@@ -64,3 +64,20 @@ def render(markdown: str) -> Markup:
             para.append(line.strip())
     flush()
     return Markup("\n".join(out))
+
+
+def split_title(markdown: str) -> tuple[str | None, str]:
+    r"""The guidelines' own title (a ``# `` heading on their first line) and the rest: the annotate page shows
+    the title as the guidelines' summary instead of "Guidelines" above the same heading.
+
+    >>> split_title("# How to judge\n\nBe fair")
+    ('How to judge', '\nBe fair')
+    >>> split_title("Be fair\n# Later")
+    (None, 'Be fair\n# Later')
+    """
+    text = str(markdown or "")
+    lines = text.lstrip("\n").split("\n")
+    m = re.match(r"^#\s+(.*\S)\s*$", lines[0]) if lines else None
+    if m is None:
+        return None, text
+    return m.group(1), "\n".join(lines[1:])

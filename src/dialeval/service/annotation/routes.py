@@ -25,22 +25,23 @@ the annotate page it leads to (``static/annotate.js``; no inline script or style
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Form, Path, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field, StrictInt, StrictStr
 
 from dialeval.service import csrf, teams
 from dialeval.service.annotation import projects
-from dialeval.service.annotation.guidelines import render
+from dialeval.service.annotation.guidelines import render, split_title
 from dialeval.service.annotation.status import annotation_status
 from dialeval.service.bearer import AdminRoute
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError
 from dialeval.service.pages import form_page
-from dialeval.service.urls import templates
+from dialeval.service.urls import templates, under_root
 
 bearer = HTTPBearer(auto_error=False, description="An annotator's invitation code for this project "
                                                   "(or an organiser token for /api/admin).")
@@ -154,8 +155,15 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
             w = projects.annotator(db, name, code.strip(), clock())
         except ServiceError as e:
             return page(request, "annotation/join.html", e.status, project=info_, error=e.message)
+        title, rest = split_title(p.guidelines)  # a "# Title" first line is the summary, not shown twice
         return page(request, "annotation/annotate.html", project=info_, code=code.strip(), annotator=w.label,
-                    guidelines=render(p.guidelines))
+                    guidelines=render(rest), guidelines_title=title)
+
+    @router.get("/annotate/{name}/join", include_in_schema=False)
+    def join_again(request: Request, name: str) -> RedirectResponse:
+        """The join form's address opened directly (a reload of the annotate page, a bookmark): its project's
+        join page, where the code is entered (the code is never in a URL)."""
+        return RedirectResponse(under_root(request, f"/annotate/{quote(name, safe='')}"), status_code=303)
 
     @router.get("/annotate/{name}/status", response_class=HTMLResponse, include_in_schema=False)
     def status_form(request: Request, name: str) -> HTMLResponse:

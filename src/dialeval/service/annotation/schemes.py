@@ -54,6 +54,8 @@ class Control:
     flag: bool = False
     hidden_only: bool = False
     title: str = ""
+    meanings: tuple[tuple[str, str], ...] = ()
+    """What levels whose names do not say it mean (STC-3's nugget types), shown on the page: (level, meaning)."""
 
     @property
     def name(self) -> str:
@@ -65,7 +67,9 @@ class Control:
 
     def info(self) -> dict:
         """What the page needs: name, title, levels with their keys, flag or choice, level, sender."""
-        levels = [{"value": v, "key": k} for v, k in zip(self.scale.levels, self.keys, strict=False)] \
+        meaning = dict(self.meanings)
+        levels = [{"value": v, "key": k, **({"description": meaning[v]} if v in meaning else {})}
+                  for v, k in zip(self.scale.levels, self.keys, strict=False)] \
             if not self.flag else [{"value": "yes", "key": self.keys[0]}]
         return {"scale": self.name, "title": self.title or self.name, "flag": self.flag,
                 "level": self.scale.level, "sender": self.scale.sender, "levels": levels,
@@ -175,8 +179,20 @@ def level_keys(levels: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(DIGITS[:len(levels)])
 
 
-def _choice(scale: Scale, title: str = "") -> Control:
-    return Control(scale, level_keys(tuple(scale.levels)), title=title)
+def _choice(scale: Scale, title: str = "", meanings: tuple[tuple[str, str], ...] = ()) -> Control:
+    return Control(scale, level_keys(tuple(scale.levels)), title=title, meanings=meanings)
+
+
+NUGGET_MEANINGS = (
+    ("CNUG0", "trigger nugget: the customer states the problem"),
+    ("CNUG", "regular nugget: the customer's turn helps towards solving the problem"),
+    ("CNUG*", "goal nugget: the customer confirms the problem is solved"),
+    ("CNaN", "not a nugget: the customer's turn does not help towards a solution"),
+    ("HNUG", "regular nugget: the helpdesk's turn helps towards solving the problem"),
+    ("HNUG*", "goal nugget: the helpdesk states the solution"),
+    ("HNaN", "not a nugget: the helpdesk's turn does not help towards a solution"),
+)
+"""STC-3's nugget types as the annotate page explains them (``../shared/spec/FORMATS.md``)."""
 
 
 def _flags() -> tuple[Control, ...]:
@@ -187,7 +203,7 @@ def _flags() -> tuple[Control, ...]:
 def _stc3_controls() -> tuple[Control, ...]:
     scales = stc3.stc3_scales()
     quality = [_choice(scales[k], f"{k}: {stc3.QUALITY_NAMES[k]}") for k in stc3.QUALITY_KEYS]
-    nuggets = [_choice(scales[stc3.NUGGET_SCALE[s]], f"nugget type ({s})") for s in stc3.SENDERS]
+    nuggets = [_choice(scales[stc3.NUGGET_SCALE[s]], f"nugget type ({s})", NUGGET_MEANINGS) for s in stc3.SENDERS]
     return tuple(quality + nuggets)
 
 

@@ -26,11 +26,12 @@ import collections
 import contextlib
 import time
 from typing import Annotated
+from urllib.parse import quote
 
 import anyio
 from fastapi import APIRouter, Depends, Form, Path, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
@@ -41,7 +42,7 @@ from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import Invalid, ServiceError
 from dialeval.service.pages import form_page
-from dialeval.service.urls import templates
+from dialeval.service.urls import templates, under_root
 
 bearer = HTTPBearer(auto_error=False, description="A participant's invitation code for this collection.")
 Code = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
@@ -264,9 +265,17 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             chats.participant(db, name, code.strip())
             nickname = chats.sessions.check_person_name(nickname)
         except ServiceError as e:
+            # what was typed stays in the form (a refused nickname does not make the code be typed again)
             return page(request, "collection/join.html", e.status, collection=info_, error=e.message,
-                        form={"nickname": nickname})
-        return page(request, "collection/chat.html", collection=info_, code=code.strip(), nickname=nickname)
+                        form={"nickname": nickname, "code": code.strip()[:200]})
+        return page(request, "collection/chat.html", collection=info_, code=code.strip(), nickname=nickname,
+                    max_chars=chats.sessions.MAX_UTTERANCE)
+
+    @router.get("/collections/{name}/join", include_in_schema=False)
+    def join_again(request: Request, name: str) -> RedirectResponse:
+        """The join form's address opened directly (a reload of the chat page, a bookmark): the collection's
+        join page (the code is never in a URL)."""
+        return RedirectResponse(under_root(request, f"/collections/{quote(name, safe='')}"), status_code=303)
 
     return router
 

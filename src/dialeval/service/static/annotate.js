@@ -2,6 +2,11 @@
 // the moment it is given (POST .../labels), the item is submitted when complete. No inline script or
 // style: this file runs under the service's strict Content-Security-Policy. Everything users wrote is
 // put in the page with textContent, never as HTML.
+//
+// One focus: the page's "label in focus" (where digit keys, tag keys and Backspace act) and the browser's
+// focus are kept in one place. Keys that move the label in focus move the browser's focus to its button;
+// Tab (or a click) moves the browser's focus, and the label in focus follows. Enter always submits (also on
+// a label button: it never presses one); Space presses the label button the browser's focus is on.
 (function () {
   "use strict";
   const root = document.getElementById("annotate");
@@ -23,32 +28,66 @@
   let slots = [];         // [{turn, scale}] every choice control, in page order (keyboard focus moves here)
   let focus = 0;
   let busy = false;
+  let lost = false;       // the item is no longer this annotator's (expired and taken, withdrawn, submitted)
+  let minus = "";         // "-" typed just before: the next digit chooses a negative level
   let saving = Promise.resolve();   // saves go one after another, in the order labels were given
+  let unsaved = 0;                  // saves not answered yet ("saved" is said when none is left)
 
 
   function showError(msg) {
     const e = $("error");
     e.textContent = msg || "";
     e.hidden = !msg;
+    // where it is seen: the alerts stick to the top of the window (annotate.css); scrolled to if need be
+    if (msg && e.scrollIntoView) e.scrollIntoView({ block: "nearest" });
   }
 
   function key(turn, scale) { return turn + "|" + scale; }
+  function unitName(turn) { return Number(turn) === -1 ? "dialogue" : "turn " + turn; }
 
   // What is still to label, from this page's own labels (answers to concurrent saves may arrive out of
   // order, so the server's "missing" of one answer can be older than the page; submit checks again).
   function missing() { return slots.filter((s) => labels[key(s.turn, s.scale)] === undefined); }
 
+  function unitHasTags(turn) {
+    const unit = view && view.units.find((u) => u.turn === turn);
+    return !!unit && unit.controls.some((name) => controls[name].flag);
+  }
+
   function keyHelp() {
     const dl = $("keys");
     dl.textContent = "";
     const add = (k, what) => { dl.appendChild(el("dt", "", k)); dl.appendChild(el("dd", "", what)); };
-    for (const c of info.scheme.controls) {
-      if (c.flag) add(c.levels[0].key, "toggle " + c.title);
+    const all = info.scheme.controls;
+    const tags = all.filter((c) => c.flag);
+    for (const c of all) {
+      if (c.flag) add(c.levels[0].key, "toggle " + c.title + " on the turn in focus");
       else add(c.levels.map((l) => l.key).join(" "), c.title + ": " + c.levels.map((l) => l.value).join(" / "));
+    }
+    if (all.some((c) => !c.flag && c.levels.some((l) => l.key.startsWith("-")))) {
+      add("- then a digit", "a negative level (-1, -2); any other key cancels the \"-\"");
+    }
+    if (tags.length) {
+      add("after a level", "the turn stays in focus, so tags typed next (" + tags.map((c) => c.levels[0].key).join(" ") +
+          ") are its own; ↓ / j goes on to the next turn");
+    } else {
+      add("after a level", "the next missing label comes into focus");
     }
     add("↓ / j, ↑ / k", "next / previous label");
     add("Backspace", "clear the label in focus");
-    add("Enter", "submit the item when complete");
+    add("Tab, Space", "move to a button, press it");
+    add("Enter", "submit the item when complete (never changes a label)");
+    // what the levels mean where their names do not say it (STC-3's nugget types)
+    const legend = $("legend");
+    legend.textContent = "";
+    for (const c of all) {
+      for (const lv of c.levels) {
+        if (!lv.description) continue;
+        legend.appendChild(el("dt", "", lv.value));
+        legend.appendChild(el("dd", "", lv.description));
+      }
+    }
+    $("legend-box").hidden = !legend.childElementCount;
   }
 
   function progress() {
@@ -58,9 +97,12 @@
     bar.max = Math.max(need, 1);
     bar.value = view ? given : (info && info.progress && info.progress.finished ? bar.max : 0);
     const p = (view && view.progress) || (info && info.progress) || { finished: 0 };
-    $("progress-text").textContent = (view ? "this item: " + given + " of " + need + " labels · " : "") +
+    // "item k of n": this annotator's k-th item; n the project's items (nobody gets an item twice, so
+    // nobody labels more than n; with k annotators per item and many annotators each labels fewer)
+    const which = view && p.items ? "item " + Math.min(p.finished + 1, p.items) + " of " + p.items + " · " : "";
+    $("progress-text").textContent = which + (view ? "this item: " + given + " of " + need + " labels · " : "") +
       "you finished " + p.finished + " item" + (p.finished === 1 ? "" : "s");
-    $("submit").disabled = !view || busy;  // with labels missing, pressing it says which (submit())
+    $("submit").disabled = !view || busy || lost;  // with labels missing, pressing it says which (submit())
   }
 
   function controlElement(turn, scale) {
@@ -69,7 +111,8 @@
     box.dataset.turn = turn;
     box.dataset.scale = scale;
     box.setAttribute("role", "group");
-    box.setAttribute("aria-label", c.title);
+    const name = unitName(turn) + " " + c.title;  // "turn 3 validity": which turn, for a screen reader too
+    box.setAttribute("aria-label", name);
     box.appendChild(el("span", "title", c.title));
     for (const lv of c.levels) {
       const b = el("button", "");
@@ -77,15 +120,18 @@
       b.dataset.value = lv.value;
       b.appendChild(el("kbd", "", lv.key));
       b.appendChild(document.createTextNode(c.flag ? c.title : lv.value));
-      b.title = c.flag ? "toggle " + c.title + " (" + lv.key + ")" : lv.value + " (" + lv.key + ")";
-      // read as "A: 2", not "12" (the key and the value run together otherwise); the key as a shortcut
-      b.setAttribute("aria-label", c.flag ? c.title : c.title + ": " + lv.value);
+      const meaning = lv.description ? " — " + lv.description : "";
+      b.title = c.flag ? "toggle " + c.title + " (" + lv.key + ")" : lv.value + meaning + " (" + lv.key + ")";
+      // read as "turn 3 validity: VALID", not "1VALID" (the key and the value run together otherwise)
+      b.setAttribute("aria-label", c.flag ? name : name + ": " + lv.value);
+      if (lv.description) b.setAttribute("aria-description", lv.description);
       b.setAttribute("aria-keyshortcuts", lv.key);
       b.setAttribute("aria-pressed", "false");
       b.addEventListener("click", () => {
+        if (lost) return;
         if (c.flag) setLabel(turn, scale, labels[key(turn, scale)] === "yes" ? "no" : "yes");
         else setLabel(turn, scale, lv.value);
-        focusOn(turn, scale);
+        focusOn(turn, scale, false);
       });
       if (c.flag) box.querySelector(".title").textContent = "";
       box.appendChild(b);
@@ -100,6 +146,8 @@
     dc.textContent = "";
     dc.hidden = true;
     slots = [];
+    lost = false;
+    $("lost").hidden = true;
     $("done").hidden = true;
     $("item-title").textContent = "Item " + (view.item.position + 1) + (view.item.dialogue_id ? " · " + view.item.dialogue_id : "");
     const units = {};
@@ -139,7 +187,7 @@
     paint();
     const firstMissing = slots.findIndex((s) => labels[key(s.turn, s.scale)] === undefined);
     focus = firstMissing < 0 ? 0 : firstMissing;
-    paintFocus();
+    paintFocus(true);  // the keyboard starts in the item, on its first missing label
     progress();
   }
 
@@ -157,7 +205,33 @@
     }
   }
 
-  function paintFocus() {
+  function currentBox() {
+    const s = slots[focus];
+    return s ? root.querySelector('.control[data-turn="' + s.turn + '"][data-scale="' + CSS.escape(s.scale) + '"]') : null;
+  }
+
+  function showMinus() {  // the pending "-" is seen on the label in focus until a digit or another key
+    for (const x of root.querySelectorAll(".pending-minus")) x.remove();
+    const box = currentBox();
+    const said = "“-” typed: the next digit chooses a negative level";
+    if (!minus && $("saved").textContent === said) $("saved").textContent = "";
+    if (minus && box) {
+      const m = el("span", "pending-minus", "−…");
+      m.title = "a negative level: type its digit (any other key cancels)";
+      box.appendChild(m);
+      $("saved").textContent = said;
+    }
+  }
+
+  function setMinus(v) {
+    if (v === minus) return;
+    minus = v;
+    showMinus();
+  }
+
+  // Marks the label in focus; with moveDom the browser's focus goes to its button (the chosen level, or the
+  // first), so that Tab, Space and a screen reader are where the keys act.
+  function paintFocus(moveDom) {
     for (const x of root.querySelectorAll(".focus, .current")) x.classList.remove("focus", "current");
     const s = slots[focus];
     if (!s) return;
@@ -166,17 +240,43 @@
       unit.classList.add("focus");
       if (unit.scrollIntoView) unit.scrollIntoView({ block: "nearest" });
     }
-    const box = root.querySelector('.control[data-turn="' + s.turn + '"][data-scale="' + CSS.escape(s.scale) + '"]');
-    if (box) box.classList.add("current");
+    const box = currentBox();
+    if (!box) return;
+    box.classList.add("current");
+    if (moveDom) {
+      const b = box.querySelector('button[aria-pressed="true"]') || box.querySelector("button");
+      if (b && document.activeElement !== b) b.focus({ preventScroll: true });
+    }
+    showMinus();
   }
 
-  function focusOn(turn, scale) {
-    const i = slots.findIndex((s) => s.turn === turn && s.scale === scale);
-    if (i >= 0) { focus = i; paintFocus(); }
+  function focusOn(turn, scale, moveDom) {
+    let i = slots.findIndex((s) => s.turn === turn && s.scale === scale);
+    if (i < 0) i = slots.findIndex((s) => s.turn === turn);  // a tag's button: the label of its turn
+    if (i >= 0) { focus = i; paintFocus(moveDom); }
+  }
+
+  // An error on a save or a submit: is the item still this annotator's? (Its time ran out and another
+  // annotator took it, the organisers withdrew it, another tab submitted it.) If not, say so and offer the
+  // next item, instead of repeating the error at every key.
+  async function checkLost(aid, e) {
+    if (!e || (e.status !== 409 && e.status !== 404)) return false;
+    let state = null;
+    try { state = (await call("GET", "/assignments/" + aid)).state; } catch (e2) { state = e2.status === 404 ? "gone" : null; }
+    if (state === null || state === "active" || !view || view.assignment !== aid) return false;
+    lost = true;
+    setMinus("");
+    for (const b of root.querySelectorAll(".control button")) b.disabled = true;
+    $("saved").textContent = "";
+    showError("This item is no longer yours (" + e.message + "). Go on with the next item.");
+    $("lost").hidden = false;
+    progress();
+    $("next-item").focus();
+    return true;
   }
 
   async function setLabel(turn, scale, value) {
-    if (!view) return;
+    if (!view || lost) return;
     const k = key(turn, scale);
     const before = labels[k];
     if (value === null) delete labels[k]; else labels[k] = value;
@@ -184,17 +284,20 @@
     $("saved").textContent = "saving…";
     progress();
     const aid = view.assignment;
+    unsaved += 1;
     const save = async () => {
+      unsaved -= 1;
+      if (lost) return;
       try {
         await call("POST", "/assignments/" + aid + "/labels", { turn, scale, value });
-        $("saved").textContent = "saved";
+        if (!unsaved) $("saved").textContent = "saved";
         showError("");
       } catch (e) {
         if (view && view.assignment === aid) {
           if (before === undefined) delete labels[k]; else labels[k] = before;
         }
         $("saved").textContent = "";
-        showError(e.message);
+        if (!(await checkLost(aid, e))) showError(e.message);
       }
       if (view && view.assignment === aid) { paint(); progress(); }
     };
@@ -204,6 +307,8 @@
 
   async function next() {
     busy = true;
+    lost = false;
+    $("lost").hidden = true;
     try {
       const r = await call("POST", "/next");
       if (r.done) {
@@ -216,6 +321,7 @@
         $("saved").textContent = "";
         root.querySelector(".keys").hidden = true;
         info.progress = r.progress;
+        $("done").focus();
       } else {
         view = r;
         render();
@@ -229,56 +335,67 @@
   }
 
   async function submit() {
-    if (!view || busy) return;
+    if (!view || busy || lost) return;
     const left = missing();
     if (left.length) {  // say what is missing, and take the annotator there
       $("saved").textContent = left.length + " label" + (left.length === 1 ? "" : "s") +
         " still missing (marked *); the first is now the label in focus (its keys act there)";
-      focusOn(left[0].turn, left[0].scale);
+      focusOn(left[0].turn, left[0].scale, true);
       return;
     }
     busy = true;
     progress();
+    const aid = view.assignment;
     try {
       await saving;
-      const r = await call("POST", "/assignments/" + view.assignment + "/submit");
+      if (lost) { busy = false; progress(); return; }
+      const r = await call("POST", "/assignments/" + aid + "/submit");
       info.progress = r.progress;
       busy = false;
       await next();
     } catch (e) {
       busy = false;
-      showError(e.message);
+      if (!(await checkLost(aid, e))) showError(e.message);
       progress();
     }
   }
 
-  let minus = "";  // "-" typed just before: the next digit chooses a negative level
+  const MODIFIERS = new Set(["Shift", "Control", "Alt", "AltGraph", "Meta", "CapsLock", "NumLock", "Dead"]);
   document.addEventListener("keydown", (ev) => {
-    if (!view || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || MODIFIERS.has(ev.key)) return;
     const t = ev.target;
-    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA")) return;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT")) return;
     const k = ev.key;
-    // A button reached with the keyboard (Tab) is pressed by Enter; after a mouse click, Enter still submits
-    if (t && t.tagName === "BUTTON" && (k === " " || (k === "Enter" && t !== clicked))) return;
-    const s = slots[focus];
+    const onLabel = !!(t && t.closest && t.closest(".control"));
+    // other buttons (Submit, Next item), links, the guidelines' summary: their own Enter and Space
+    if (t && !onLabel && (t.tagName === "BUTTON" || t.tagName === "A" || t.tagName === "SUMMARY")) return;
+    if (lost) {  // the item is gone: Enter goes on to the next one, other keys do nothing
+      if (k === "Enter") { ev.preventDefault(); next(); }
+      return;
+    }
+    if (!view) return;
+    const pending = minus;
+    setMinus("");  // a "-" waits for the very next key only: any other key than a digit cancels it
+    if (k === " " && onLabel) return;  // Space presses the label button the browser's focus is on
+    // Enter submits, also on a label button (its default, pressing the button, would change a label)
     if (k === "Enter") { ev.preventDefault(); submit(); return; }
-    if (k === "ArrowDown" || k === "j") { ev.preventDefault(); focus = Math.min(focus + 1, slots.length - 1); paintFocus(); return; }
-    if (k === "ArrowUp" || k === "k") { ev.preventDefault(); focus = Math.max(focus - 1, 0); paintFocus(); return; }
+    if (k === "ArrowDown" || k === "j") { ev.preventDefault(); focus = Math.min(focus + 1, slots.length - 1); paintFocus(true); return; }
+    if (k === "ArrowUp" || k === "k") { ev.preventDefault(); focus = Math.max(focus - 1, 0); paintFocus(true); return; }
+    const s = slots[focus];
     if (!s) return;
     if (k === "Backspace" || k === "Delete") { ev.preventDefault(); setLabel(s.turn, s.scale, null); return; }
     const c = controls[s.scale];
     // a negative level is typed as written: "-" then its digit ("-" is kept for the next key only)
-    const typed = minus + k;
-    minus = "";
-    if (k === "-" && c.levels.some((l) => l.key.startsWith("-"))) { ev.preventDefault(); minus = "-"; return; }
-    const lv = c.levels.find((l) => l.key === typed);
+    if (k === "-" && c.levels.some((l) => l.key.startsWith("-"))) { ev.preventDefault(); setMinus("-"); return; }
+    const lv = c.levels.find((l) => l.key === pending + k);
     if (lv) {
       ev.preventDefault();
-      const here = slots.slice(focus + 1).findIndex((x) => labels[key(x.turn, x.scale)] === undefined);
       setLabel(s.turn, s.scale, lv.value);
-      if (here >= 0) focus = focus + 1 + here;
-      else if (focus < slots.length - 1) focus += 1;
-      paintFocus();
+      // on to the next missing label, but never past a turn with tags: the tags typed next are its own
+      const here = slots.slice(focus + 1).findIndex((x) => labels[key(x.turn, x.scale)] === undefined);
+      const to = here >= 0 ? focus + 1 + here : Math.min(focus + 1, slots.length - 1);
+      if (!(unitHasTags(s.turn) && slots[to].turn !== s.turn)) focus = to;
+      paintFocus(true);
       return;
     }
     // a flag of the unit in focus (e.g. p for POSITIVE on this turn)
@@ -293,15 +410,15 @@
     }
   });
 
-  let clicked = null;  // the button the mouse (or a touch) last pressed: it keeps the focus, not the Enter key
-  root.addEventListener("pointerdown", (ev) => { clicked = ev.target.closest ? ev.target.closest("button") : null; });
-  document.addEventListener("keydown", (ev) => { if (ev.key === "Tab") clicked = null; }, true);
-
   $("submit").addEventListener("click", submit);
-  // Tab moves the keyboard's focus: the label in focus (where digit keys and Backspace act) follows it
+  $("next-item").addEventListener("click", () => next());
+  // Tab (or a click) moves the browser's focus: the label in focus (where digit keys and Backspace act) follows
   root.addEventListener("focusin", (ev) => {
     const box = ev.target.closest && ev.target.closest(".control");
-    if (box) focusOn(Number(box.dataset.turn), box.dataset.scale);
+    if (box) {
+      if (minus) setMinus("");
+      focusOn(Number(box.dataset.turn), box.dataset.scale, false);
+    }
   });
 
   (async function start() {

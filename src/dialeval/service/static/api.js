@@ -17,8 +17,10 @@ window.dialevalApi = function (base, code) {
     try { data = await r.json(); } catch (e) { data = null; }
     if (!r.ok) {
       const d = data && data.detail;
-      throw new Error(typeof d === "string" ? d
+      const e = new Error(typeof d === "string" ? d
         : (Array.isArray(d) ? d.map((x) => x.msg || x).join("; ") : "the server answered " + r.status));
+      e.status = r.status;  // e.g. 409: the page may ask what became of the item or chat
+      throw e;
     }
     return data;
   };

@@ -13,13 +13,33 @@
   const el = (id) => document.getElementById(id);
   const turnsEl = el("turns"), statusEl = el("chat-status"), errorEl = el("chat-error");
   const input = el("utterance"), sendBtn = el("send"), endBtn = el("end"), retryBtn = el("retry");
-  const againBtn = el("again"), form = el("turn-form");
+  const againBtn = el("again"), form = el("turn-form"), countEl = el("count");
+  const maxChars = Number(cfg.maxChars) || 2000;
   let session = null, lastPosition = 0, socket = null, busy = false;
 
   function setStatus(text) { statusEl.textContent = text; }
   function showError(text) {
     errorEl.textContent = text || "";
     errorEl.hidden = !text;
+  }
+  // The engine's failure as the participant reads it: the API's engine_error names the cause for the
+  // organisers (an exception's class, an HTTP status, a JSON path), which means nothing to a participant.
+  function engineTrouble(detail) {
+    if (!detail) return "";
+    const slow = /did not answer within/.test(detail);
+    return (slow ? "The chat engine took too long to answer." : "The chat engine could not answer just now.") +
+      " Your message is saved: ask again with Retry.";
+  }
+  // Characters as the server counts them (code points, after the outer blanks are removed)
+  function length(text) { return [...text.replace(/\r\n?/g, "\n").trim()].length; }
+  function count() {
+    const n = length(input.value);
+    const over = n > maxChars;
+    countEl.hidden = n < maxChars * 0.9;  // shown near the limit only
+    countEl.classList.toggle("over", over);
+    countEl.textContent = n + " / " + maxChars + " characters" +
+      (over ? ": " + (n - maxChars) + " too many; shorten the message to send it" : "");
+    return n;
   }
   function roleName(speaker) {
     if (session && speaker === session.you) return cfg.nickname ? cfg.nickname + " (you)" : "you";
@@ -59,8 +79,12 @@
     const canWrite = open && myTurn() && !busy && !(session.engine_error);
     input.disabled = sendBtn.disabled = !canWrite;
     endBtn.disabled = !session || !["active", "waiting"].includes(session.status);
+    const retryWas = !retryBtn.hidden, againWas = !againBtn.hidden;
     retryBtn.hidden = !(open && session.engine_error);
     againBtn.hidden = !(session && ["ended", "abandoned"].includes(session.status));
+    // the way forward gets the keyboard's focus as it appears: Retry after a failed reply, a new chat at the end
+    if (!retryBtn.hidden && !retryWas) retryBtn.focus();
+    if (!againBtn.hidden && !againWas) againBtn.focus();
     if (!session) return;
     if (session.status === "waiting") setStatus("Waiting for another person to join…");
     else if (session.status === "ended") setStatus("The chat has ended (" + endReason(session) + "). Thank you!");
@@ -78,7 +102,7 @@
     (state.turns || []).forEach(addTurn);
     // the engine's failure ("ask again with Retry") matters only while the chat goes on: once it has ended
     // or was abandoned there is nothing to retry, and the box goes (the server sends no engine_error then)
-    showError(session.status === "active" ? state.engine_error || "" : "");
+    showError(session.status === "active" ? engineTrouble(state.engine_error) : "");
     render();
   }
   async function act(fn) {
@@ -97,11 +121,13 @@
     if (humanHuman) {
       socket.send(JSON.stringify({ type: "turn", utterance: text }));
       input.value = "";
+      count();
       return;
     }
     await act(async () => {
       const state = await call("POST", "/sessions/" + session.id + "/turns", { utterance: text });
       input.value = "";
+      count();
       absorb(state);
     });
   }
@@ -127,8 +153,15 @@
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const text = input.value.trim();
+    if (count() > maxChars) {  // refused here, whole: nothing is cut off without a word
+      showError("Your message has " + length(text) + " characters; at most " + maxChars + " are sent. Shorten it, " +
+        "or send it in two turns.");
+      input.focus();
+      return;
+    }
     if (text && myTurn()) send(text);
   });
+  input.addEventListener("input", count);
   input.addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); }
   });
