@@ -18,8 +18,10 @@ most :data:`MAX_WORKERS_PER_CPU` per CPU.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import secrets
 import threading
 import warnings
 from pathlib import Path
@@ -41,16 +43,24 @@ RETRIES = 2
 
 
 class ModelPlugin(WorkerPlugin):
-    """Loads the model (and the encoder's weights) once when a worker starts."""
+    """Loads the model (and the encoder's weights) once when a worker starts; refuses a worker whose dialeval is
+    not the client's version (its shards would not be the same bytes). Registered under a name of its run
+    (:func:`run_name`), so two runs on one cluster never use each other's model, and removed when the run ends."""
 
     name = PLUGIN
 
-    def __init__(self, model: str | None, threads: int | None = None) -> None:
+    def __init__(self, model: str | None, threads: int | None = None, version: str | None = None) -> None:
         self.model = model
         self.threads = threads
+        self.version = version
         self.est = None
 
     def setup(self, worker) -> None:
+        from dialeval import __version__
+
+        if self.version is not None and __version__ != self.version:
+            raise DialevalError(f"a worker ({worker.address}) runs dialeval {__version__}, this client "
+                                f"{self.version}; install the same version on every worker")
         _malloc_for_numpy()
         if self.threads is not None:
             os.environ["DIALEVAL_THREADS"] = str(self.threads)
@@ -85,13 +95,24 @@ def _malloc_for_numpy() -> None:
 
 
 def _shard_task(src: str, out_dir: str, name: str, subtasks: tuple[str, ...], fail_fast: bool,
-                label: str | None = None) -> dict:
+                label: str | None = None, plugin: str = PLUGIN) -> dict:
+    """One shard on a worker, with the model its run's plugin loaded. A refusal of the input (a
+    :class:`DialevalError`, the same on any worker) comes back as ``{"error": message}``, not raised: Dask would
+    try it again (:data:`RETRIES`), which is for a worker that failed, not for a bad line."""
     from dialeval.pipeline import predict_shard
 
     worker = get_worker()
-    est = worker.plugins[PLUGIN].est
-    return predict_shard(src, out_dir, name, est, subtasks, fail_fast=fail_fast,
-                         advance=lambda n: worker.log_event(TOPIC, n), label=label)
+    est = worker.plugins[plugin].est
+    try:
+        return predict_shard(src, out_dir, name, est, subtasks, fail_fast=fail_fast,
+                             advance=lambda n: worker.log_event(TOPIC, n), label=label)
+    except DialevalError as e:
+        return {"error": str(e)}
+
+
+def run_name() -> str:
+    """A name of its own for one run's plugin and tasks (a second client on the cluster gets another)."""
+    return f"{PLUGIN}-{secrets.token_hex(6)}"
 
 
 def _seconds() -> float:
@@ -222,33 +243,60 @@ def run_distributed(plan, scheduler: str, *, workers: int | None = None, fail_fa
         model = None if plan.model is None else str(plan.model)
         if model is not None and Path(model).exists():
             model = str(Path(model).resolve())  # the workers may run in another folder
+        from dialeval import __version__
+
+        run = run_name()
         try:
-            client.register_plugin(ModelPlugin(model, threads), name=PLUGIN)
+            client.register_plugin(ModelPlugin(model, threads, __version__), name=run)
         except DialevalError as e:
             raise DialevalError(f"the workers cannot load the model: {e}") from None
         except Exception as e:  # what a worker raised: e.g. the model folder is not on its disk
             raise DialevalError(f"the workers cannot load the model {model or '(shipped)'}: "
                                 f"{type(e).__name__}: {e}") from None
-        plan.write()
-        out = str(Path(plan.out).resolve())
-        total = plan.total() if _progress.enabled(progress) else None
-        with _progress.bar(f"predicting {len(plan.todo)} shard(s) on {scheduler}", total, progress=progress) as bar:
-            client.subscribe_topic(TOPIC, lambda event: bar.advance(event[1]))
-            # the workers read the absolute path; the rejects name the shard as given, as in-process
-            futures = [client.submit(_shard_task, str(Path(src).resolve()), out, name, plan.subtasks, fail_fast,
-                                     str(src), key=f"dialeval-shard-{i}-{name}", retries=RETRIES, pure=False)
-                       for i, (src, name) in enumerate(plan.todo)]
-            inputs = {name: str(src) for src, name in plan.todo}
-            for fut in as_completed(futures):
-                try:
-                    entry = fut.result()
-                except DialevalError:
-                    client.cancel(futures)
-                    raise
-                entry["input"] = inputs[entry["output"]]
-                plan.done(entry)
-            client.unsubscribe_topic(TOPIC)
+        try:
+            _predict_shards(client, plan, run, scheduler, fail_fast, progress)
+        finally:
+            with contextlib.suppress(Exception):   # the cluster may be gone: nothing left to remove then
+                client.unregister_worker_plugin(run)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _predict_shards(client: Client, plan, run: str, scheduler: str, fail_fast: bool, progress: bool | None) -> None:
+    """Submit ``plan.todo``'s shards under keys of their run and record each as it finishes (its result then
+    released: a worker lost later does not compute it again). A refused input or a failure of the cluster is one
+    error naming the shard; what finished before is recorded, so running the command again resumes."""
+    plan.write()
+    out = str(Path(plan.out).resolve())
+    total = plan.total() if _progress.enabled(progress) else None
+    with _progress.bar(f"predicting {len(plan.todo)} shard(s) on {scheduler}", total, progress=progress) as bar:
+        client.subscribe_topic(TOPIC, lambda event: bar.advance(event[1]))
+        # the workers read the absolute path; the rejects name the shard as given, as in-process
+        futures = [client.submit(_shard_task, str(Path(src).resolve()), out, name, plan.subtasks, fail_fast,
+                                 str(src), run, key=f"{run}-shard-{i}", retries=RETRIES, pure=False)
+                   for i, (src, name) in enumerate(plan.todo)]
+        label = {f.key: str(src) for f, (src, _name) in zip(futures, plan.todo, strict=True)}
+        inputs = {name: str(src) for src, name in plan.todo}
+        for fut in as_completed(futures):
+            try:
+                entry = fut.result()
+            except Exception as e:   # the cluster failed: the scheduler or a worker lost, a shard killing workers
+                client.cancel(futures)
+                raise DialevalError(f"{label[fut.key]}: the Dask cluster failed while predicting it "
+                                    f"({type(e).__name__}: {_short(e)}); the shards finished are recorded: run the "
+                                    "command again to resume") from None
+            if "error" in entry:
+                client.cancel(futures)
+                raise DialevalError(entry["error"])
+            fut.release()
+            entry["input"] = inputs[entry["output"]]
+            plan.done(entry)
+        client.unsubscribe_topic(TOPIC)
+
+
+def _short(e: BaseException) -> str:
+    """An exception's message on one line, cut to 200 characters (Dask's can hold a whole task's repr)."""
+    text = " ".join(str(e).split())
+    return text if len(text) <= 200 else text[:197] + "..."

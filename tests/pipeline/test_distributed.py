@@ -66,7 +66,7 @@ def test_a_worker_killed_mid_run_has_its_shards_retried(reference, tmp_path, mon
             time.sleep(0.01)
         os.kill(pids[0], signal.SIGKILL)
         run.join(180)
-        lost = [t.key for t in cluster.scheduler.transition_log if str(t.key).startswith("dialeval-shard-")
+        lost = [t.key for t in cluster.scheduler.transition_log if "-shard-" in str(t.key)
                 and t.start == "processing" and t.finish == "released" and "worker" in t.stimulus_id]
     assert lost, "no shard was running on the killed worker"  # it was: and it was run again elsewhere
     assert done["manifest"] == local
@@ -84,3 +84,72 @@ def test_scheduler_errors(reference, tmp_path, monkeypatch):
         predict_many(inputs[:1], tmp_path / "o", scheduler="tcp://127.0.0.1:1", workers=2)
     with pytest.raises(DialevalError, match=r"^cannot reach a Dask scheduler at tcp://127\.0\.0\.1:1: "):
         predict_many(inputs[:1], tmp_path / "o", scheduler="tcp://127.0.0.1:1")
+
+
+# ------------------------------------------------------------- what a probe of Dask's failure modes found
+
+@pytest.fixture
+def threads_cluster():
+    """A LocalCluster of two worker threads in this process (so a test can patch what the tasks call)."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://", host="127.0.0.1",
+                      dashboard_address=":0",
+                      silence_logs=50) as cluster, Client(cluster) as client:
+        yield cluster, client
+
+
+def test_a_run_leaves_no_plugin_and_runs_never_share_one(reference, tmp_path, threads_cluster, monkeypatch):
+    """Each run's model plugin and task keys are its own (a second client's model replaced the first's on every
+    worker, and same-named shards of another run were taken for done), and the plugin goes when the run ends."""
+    from dialeval import distributed
+
+    root, inputs, _ = reference
+    cluster, client = threads_cluster
+    monkeypatch.setenv("DIALEVAL_CACHE", str(root / "cache-ref"))
+    names = []
+    run_name = distributed.run_name
+    monkeypatch.setattr(distributed, "run_name", lambda: names.append(run_name()) or names[-1])
+    assert predict_many(inputs[:2], tmp_path / "a", scheduler=cluster.scheduler_address)["complete"]
+    assert predict_many(inputs[:2], tmp_path / "b", scheduler=cluster.scheduler_address)["complete"]
+    assert len(set(names)) == 2 and all(n.startswith("dialeval-model-") for n in names)
+    plugins = client.run(lambda dask_worker: sorted(dask_worker.plugins))
+    assert not any(p.startswith("dialeval") for ps in plugins.values() for p in ps)
+
+
+def test_a_refused_input_is_not_retried_and_a_cluster_failure_is_one_line(reference, tmp_path, threads_cluster,
+                                                                          monkeypatch):
+    import dialeval.pipeline
+
+    root, inputs, _ = reference
+    cluster, _client = threads_cluster
+    monkeypatch.setenv("DIALEVAL_CACHE", str(root / "cache-ref"))
+    calls = []
+
+    def refused(src, *args, **kwargs):
+        calls.append(src)
+        raise DialevalError("line 6: not a dialogue", file=str(src))
+
+    monkeypatch.setattr(dialeval.pipeline, "predict_shard", refused)
+    with pytest.raises(DialevalError, match="line 6: not a dialogue"):
+        predict_many(inputs[:1], tmp_path / "r", scheduler=cluster.scheduler_address, fail_fast=True)
+    assert len(calls) == 1   # tried once: it was tried 1 + RETRIES times
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("worker lost its disk")
+
+    monkeypatch.setattr(dialeval.pipeline, "predict_shard", crash)
+    with pytest.raises(DialevalError, match=r"the Dask cluster failed while predicting it \(RuntimeError: worker "
+                                            r"lost its disk\); the shards finished are recorded: run the command "
+                                            "again to resume"):
+        predict_many(inputs[:1], tmp_path / "c", scheduler=cluster.scheduler_address)
+
+
+def test_a_worker_of_another_dialeval_version_is_refused():
+    from types import SimpleNamespace
+
+    from dialeval.distributed import ModelPlugin
+
+    with pytest.raises(DialevalError, match=r"runs dialeval .+, this client 0\.0\.0; install the same version"):
+        ModelPlugin(None, None, "0.0.0").setup(SimpleNamespace(address="tcp://w:1"))
+

@@ -163,7 +163,10 @@ def run(argv: list[str] | None = None) -> int:
     except DialevalError as e:
         return _fail(str(e))
     except _EXITS as e:
-        return int(getattr(e, "exit_code", 0) or 0)
+        code = int(getattr(e, "exit_code", 0) or 0)
+        if code == 130:   # Ctrl-C, as click reports it: said, not silent (a folder --out resumes when run again)
+            print("error: interrupted", file=sys.stderr)
+        return code
     except _ABORTS:
         return _fail("aborted")
     except _USAGE_ERRORS as e:
