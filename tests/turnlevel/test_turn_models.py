@@ -287,3 +287,13 @@ def test_cv_of_several_files_lays_each_files_table_out_by_its_own_width(dbdc_sam
     lines = capsys.readouterr().out.splitlines()
     assert any(line.startswith("│ overall impression JSD") for line in lines)
     assert any("breakdown JSD" in line and line.startswith("┃ fold") for line in lines)
+
+
+def test_a_turn_model_predicts_a_corpus_with_no_turn_scale(dbdc_sample, shared_data, tmp_path):
+    """DSTC9 has dialogue ratings only: a DBDC-trained model predicts its own scale on every system turn (the
+    benchmark's DSTC9 system-level figure; a KeyError after sender filtering was added, found by the benchmark)."""
+    assert run(["train", str(dbdc_sample), "--model", "prior", "--out", str(tmp_path / "m")]) == 0
+    dstc9 = shared_data("dstc9", "chatbot1.json")
+    assert run(["predict", str(dstc9), "--model", str(tmp_path / "m"), "--out", str(tmp_path / "r.json")]) == 0
+    records = json.loads((tmp_path / "r.json").read_text())
+    assert records and all("breakdown" in t for r in records for t in r["turns"])

@@ -92,7 +92,8 @@ def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = 
     for target, (source, mapping) in what.items():
         rows, probs = pred.turns[source]
         src = est.scales[source]
-        only = corpus.scales[target].sender if corpus.scales[target].level == "turn" else None
+        declared = corpus.scales.get(target)   # None: a corpus with no turn scale (DSTC9) gets the model's own
+        only = declared.sender if declared is not None and declared.level == "turn" else None
         if only is not None and src.level == "turn":   # the corpus's scale labels one sender's turns (DBDC's
             keep = np.asarray([table.senders[r] == only for r in rows.tolist()], dtype=bool)   # system's):
             rows, probs = rows[keep], probs[keep]      # a model that learnt others' too predicts only those
