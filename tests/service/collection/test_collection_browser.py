@@ -4,6 +4,8 @@ are paired and chat over the WebSocket."""
 
 from __future__ import annotations
 
+import contextlib
+
 try:
     from playwright.sync_api import expect
 except ImportError:  # the fixture reports it
@@ -88,12 +90,10 @@ def test_two_people_are_paired_and_chat(sqlite_url, browser):
         ch.close()
 
 
-def test_the_error_box_goes_when_the_chat_is_not_active(sqlite_url, browser, monkeypatch):
-    """The engine fails: the page says so and offers Retry. The participant ends the chat: the error box and
-    Retry go, even if an answer still carried ``engine_error`` (the page hides it on a chat that is not active;
-    here the end's answer is given one on the way to the page)."""
-    import json
-
+@contextlib.contextmanager
+def _failing_engine_chat(sqlite_url, browser, monkeypatch, cause: str):
+    """A chat whose engine fails with ``cause``, joined in the browser: ``(page, problems)`` once the first
+    message was sent and failed."""
     from dialeval.service.collection import chats
     from dialeval.service.collection.engines import EngineError
 
@@ -103,7 +103,7 @@ def test_the_error_box_goes_when_the_chat_is_not_active(sqlite_url, browser, mon
         c, _inv = chats.participant(ch.db, "c1", code)
 
         def fails(self, dialogue):
-            raise EngineError("the engine is down")
+            raise EngineError(cause)
 
         monkeypatch.setattr(type(chats.engine_of(c)), "reply", fails)
         _with_csp(ch.app)
@@ -114,25 +114,35 @@ def test_the_error_box_goes_when_the_chat_is_not_active(sqlite_url, browser, mon
             page.wait_for_selector("#utterance:enabled")
             page.fill("#utterance", "hello")
             page.press("#utterance", "Enter")
-            expect(page.locator("#chat-error")).to_contain_text("ask again with Retry")
-            expect(page.locator("#retry")).to_be_visible()
-
-            def stale_error(route):
-                got = route.fetch()
-                state = got.json()
-                assert state["status"] == "ended"
-                state["engine_error"] = "the engine is down; your message is saved, ask again with Retry"
-                route.fulfill(response=got, body=json.dumps(state))
-
-            page.route("**/api/collections/c1/sessions/*/end", stale_error)
-            page.click("#end")
-            page.wait_for_selector("#again:visible")
-            expect(page.locator("#chat-error")).to_be_hidden()
-            expect(page.locator("#retry")).to_be_hidden()
-            assert "The chat has ended" in page.inner_text("#chat-status")
-            assert problems == []
+            yield page, problems
     finally:
         ch.close()
+
+
+def test_the_error_box_goes_when_the_chat_is_not_active(sqlite_url, browser, monkeypatch):
+    """The engine fails: the page says so and offers Retry. The participant ends the chat: the error box and
+    Retry go, even if an answer still carried ``engine_error`` (the page hides it on a chat that is not active;
+    here the end's answer is given one on the way to the page)."""
+    import json
+
+    with _failing_engine_chat(sqlite_url, browser, monkeypatch, "the engine is down") as (page, problems):
+        expect(page.locator("#chat-error")).to_contain_text("ask again with Retry")
+        expect(page.locator("#retry")).to_be_visible()
+
+        def stale_error(route):
+            got = route.fetch()
+            state = got.json()
+            assert state["status"] == "ended"
+            state["engine_error"] = "the engine is down; your message is saved, ask again with Retry"
+            route.fulfill(response=got, body=json.dumps(state))
+
+        page.route("**/api/collections/c1/sessions/*/end", stale_error)
+        page.click("#end")
+        page.wait_for_selector("#again:visible")
+        expect(page.locator("#chat-error")).to_be_hidden()
+        expect(page.locator("#retry")).to_be_hidden()
+        assert "The chat has ended" in page.inner_text("#chat-status")
+        assert problems == []
 
 
 def test_a_long_message_is_counted_and_never_cut(sqlite_url, browser):
@@ -171,35 +181,15 @@ def test_a_long_message_is_counted_and_never_cut(sqlite_url, browser):
 def test_the_way_forward_gets_the_focus_and_engine_trouble_is_said_in_words(sqlite_url, browser, monkeypatch):
     """A failed reply focuses Retry and says what happened without the engine's technical cause (an exception's
     class such as ConnectError); the end of the chat focuses "Start a new chat"."""
-    from dialeval.service.collection import chats
-    from dialeval.service.collection.engines import EngineError
-
-    ch = Chats(sqlite_url)
-    try:
-        [code] = ch.collection("c1", "builtin:echo", n_codes=1)
-        c, _inv = chats.participant(ch.db, "c1", code)
-
-        def fails(self, dialogue):
-            raise EngineError("the chat engine cannot be reached (ConnectError)")
-
-        monkeypatch.setattr(type(chats.engine_of(c)), "reply", fails)
-        _with_csp(ch.app)
-        with LiveServer(ch.app) as server:
-            page = browser.new_page()
-            problems = watch(page)
-            _join(page, server.url, code, "Ann")
-            page.wait_for_selector("#utterance:enabled")
-            page.fill("#utterance", "hello")
-            page.press("#utterance", "Enter")
-            expect(page.locator("#chat-error")).to_contain_text("Your message is saved")
-            expect(page.locator("#retry")).to_be_focused()
-            assert "ConnectError" not in page.inner_text("#chat-error")
-            assert "(" not in page.inner_text("#chat-error")
-            page.click("#end")
-            expect(page.locator("#again")).to_be_focused()
-            assert problems == []
-    finally:
-        ch.close()
+    cause = "the chat engine cannot be reached (ConnectError)"
+    with _failing_engine_chat(sqlite_url, browser, monkeypatch, cause) as (page, problems):
+        expect(page.locator("#chat-error")).to_contain_text("Your message is saved")
+        expect(page.locator("#retry")).to_be_focused()
+        assert "ConnectError" not in page.inner_text("#chat-error")
+        assert "(" not in page.inner_text("#chat-error")
+        page.click("#end")
+        expect(page.locator("#again")).to_be_focused()
+        assert problems == []
 
 
 def test_the_chat_page_focuses_start_a_new_chat_after_the_end_by_keyboard(sqlite_url, browser):
