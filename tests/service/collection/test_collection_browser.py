@@ -91,29 +91,28 @@ def test_two_people_are_paired_and_chat(sqlite_url, browser):
 
 
 @contextlib.contextmanager
-def _failing_engine_chat(sqlite_url, browser, monkeypatch, cause: str):
-    """A chat whose engine fails with ``cause``, joined in the browser: ``(page, problems)`` once the first
-    message was sent and failed."""
+def _joined_chat(sqlite_url, browser, monkeypatch=None, fail_with: str | None = None):
+    """A participant joined to a chat of collection c1 in the browser, the message box ready: ``(page,
+    problems)``. ``fail_with``: the engine fails with this cause (``monkeypatch`` needed)."""
     from dialeval.service.collection import chats
     from dialeval.service.collection.engines import EngineError
 
     ch = Chats(sqlite_url)
     try:
         [code] = ch.collection("c1", "builtin:echo", n_codes=1)
-        c, _inv = chats.participant(ch.db, "c1", code)
+        if fail_with is not None:
+            c, _inv = chats.participant(ch.db, "c1", code)
 
-        def fails(self, dialogue):
-            raise EngineError(cause)
+            def fails(self, dialogue):
+                raise EngineError(fail_with)
 
-        monkeypatch.setattr(type(chats.engine_of(c)), "reply", fails)
+            monkeypatch.setattr(type(chats.engine_of(c)), "reply", fails)
         _with_csp(ch.app)
         with LiveServer(ch.app) as server:
             page = browser.new_page()
             problems = watch(page)
             _join(page, server.url, code, "Ann")
             page.wait_for_selector("#utterance:enabled")
-            page.fill("#utterance", "hello")
-            page.press("#utterance", "Enter")
             yield page, problems
     finally:
         ch.close()
@@ -125,7 +124,9 @@ def test_the_error_box_goes_when_the_chat_is_not_active(sqlite_url, browser, mon
     here the end's answer is given one on the way to the page)."""
     import json
 
-    with _failing_engine_chat(sqlite_url, browser, monkeypatch, "the engine is down") as (page, problems):
+    with _joined_chat(sqlite_url, browser, monkeypatch, "the engine is down") as (page, problems):
+        page.fill("#utterance", "hello")
+        page.press("#utterance", "Enter")
         expect(page.locator("#chat-error")).to_contain_text("ask again with Retry")
         expect(page.locator("#retry")).to_be_visible()
 
@@ -148,41 +149,33 @@ def test_the_error_box_goes_when_the_chat_is_not_active(sqlite_url, browser, mon
 def test_a_long_message_is_counted_and_never_cut(sqlite_url, browser):
     """Near the 2,000-character limit the page counts the characters; a longer (pasted) message is kept whole
     in the box, and Send refuses it with a message instead of cutting it."""
-    ch = Chats(sqlite_url)
-    try:
-        [code] = ch.collection("c1", "builtin:echo", n_codes=1)
-        _with_csp(ch.app)
-        with LiveServer(ch.app) as server:
-            page = browser.new_page()
-            problems = watch(page)
-            _join(page, server.url, code, "Ann")
-            page.wait_for_selector("#utterance:enabled")
-            page.fill("#utterance", "short")
-            expect(page.locator("#count")).to_be_hidden()
-            page.fill("#utterance", "x" * 1900)
-            expect(page.locator("#count")).to_contain_text("1900 / 2000")
-            page.fill("#utterance", "y" * 2100)           # as a paste: nothing is cut
-            assert len(page.input_value("#utterance")) == 2100
-            expect(page.locator("#count")).to_contain_text("100 too many")
-            page.press("#utterance", "Enter")
-            expect(page.locator("#chat-error")).to_contain_text("at most 2000 are sent")
-            expect(page.locator("#turns li")).to_have_count(0)  # nothing sent
-            assert len(page.input_value("#utterance")) == 2100
-            page.fill("#utterance", "z" * 2000)
-            page.press("#utterance", "Enter")
-            expect(page.locator("#turns li.mine")).to_have_count(1)  # the limit itself is sent
-            assert len(page.inner_text("#turns li.mine .utterance")) == 2000
-            expect(page.locator("#count")).to_be_hidden()
-            assert problems == []
-    finally:
-        ch.close()
+    with _joined_chat(sqlite_url, browser) as (page, problems):
+        page.fill("#utterance", "short")
+        expect(page.locator("#count")).to_be_hidden()
+        page.fill("#utterance", "x" * 1900)
+        expect(page.locator("#count")).to_contain_text("1900 / 2000")
+        page.fill("#utterance", "y" * 2100)           # as a paste: nothing is cut
+        assert len(page.input_value("#utterance")) == 2100
+        expect(page.locator("#count")).to_contain_text("100 too many")
+        page.press("#utterance", "Enter")
+        expect(page.locator("#chat-error")).to_contain_text("at most 2000 are sent")
+        expect(page.locator("#turns li")).to_have_count(0)  # nothing sent
+        assert len(page.input_value("#utterance")) == 2100
+        page.fill("#utterance", "z" * 2000)
+        page.press("#utterance", "Enter")
+        expect(page.locator("#turns li.mine")).to_have_count(1)  # the limit itself is sent
+        assert len(page.inner_text("#turns li.mine .utterance")) == 2000
+        expect(page.locator("#count")).to_be_hidden()
+        assert problems == []
 
 
 def test_the_way_forward_gets_the_focus_and_engine_trouble_is_said_in_words(sqlite_url, browser, monkeypatch):
     """A failed reply focuses Retry and says what happened without the engine's technical cause (an exception's
     class such as ConnectError); the end of the chat focuses "Start a new chat"."""
     cause = "the chat engine cannot be reached (ConnectError)"
-    with _failing_engine_chat(sqlite_url, browser, monkeypatch, cause) as (page, problems):
+    with _joined_chat(sqlite_url, browser, monkeypatch, cause) as (page, problems):
+        page.fill("#utterance", "hello")
+        page.press("#utterance", "Enter")
         expect(page.locator("#chat-error")).to_contain_text("Your message is saved")
         expect(page.locator("#retry")).to_be_focused()
         assert "ConnectError" not in page.inner_text("#chat-error")
@@ -194,23 +187,13 @@ def test_the_way_forward_gets_the_focus_and_engine_trouble_is_said_in_words(sqli
 
 def test_the_chat_page_focuses_start_a_new_chat_after_the_end_by_keyboard(sqlite_url, browser):
     """Ended with the keyboard (Tab to End, Enter): the focus goes to "Start a new chat", not to the page."""
-    ch = Chats(sqlite_url)
-    try:
-        [code] = ch.collection("c1", "builtin:echo", n_codes=1)
-        _with_csp(ch.app)
-        with LiveServer(ch.app) as server:
-            page = browser.new_page()
-            problems = watch(page)
-            _join(page, server.url, code, "Ann")
-            page.wait_for_selector("#utterance:enabled")
-            page.fill("#utterance", "hello")
-            page.press("#utterance", "Enter")
-            expect(page.locator("#turns li")).to_have_count(2)
-            page.focus("#end")
-            page.keyboard.press("Enter")
-            expect(page.locator("#again")).to_be_focused()
-            page.keyboard.press("Enter")                 # a new chat: the message box has the focus
-            expect(page.locator("#utterance")).to_be_focused()
-            assert problems == []
-    finally:
-        ch.close()
+    with _joined_chat(sqlite_url, browser) as (page, problems):
+        page.fill("#utterance", "hello")
+        page.press("#utterance", "Enter")
+        expect(page.locator("#turns li")).to_have_count(2)
+        page.focus("#end")
+        page.keyboard.press("Enter")
+        expect(page.locator("#again")).to_be_focused()
+        page.keyboard.press("Enter")                 # a new chat: the message box has the focus
+        expect(page.locator("#utterance")).to_be_focused()
+        assert problems == []
