@@ -34,13 +34,13 @@ from dialeval.io.wochat import (
 )
 from dialeval.io.writers import (
     DBDC_ANNOTATION_FIELDS,
-    DBDC_DERIVED,
     DBDC_DIALOGUE_FIELDS,
     DBDC_TURN_FIELDS,
     WriteReport,
     carried_value,
     map_senders,
     off_sender_labels,
+    unheld_metadata,
     write_folder,
 )
 
@@ -206,17 +206,11 @@ def _dbdc_tags(meta: dict, fields: tuple[str, ...], kept: list[dict], lost: Coun
     return out
 
 
-def _uncarried(meta: dict, carried: tuple[str, ...], lost: Counter, where: str) -> None:
-    """Count a DBDC corpus's other non-empty metadata fields, which WOCHAT XML has no place for."""
-    for k, v in meta.items():
-        if k not in carried and k not in DBDC_DERIVED and k not in ("tags", "annotator_tags") and v not in ("", None):
-            lost[f"DBDC {where} field {k!r}"] += 1
-
-
 def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binary: list[str], report: WriteReport,
                       file: str | None, fmt: str, lost: Counter | None = None) -> ET.Element:
     """``d`` as a ``<dialogue>`` element; ``fmt``: the corpus's format (a WOCHAT corpus's metadata is written back
-    as it was read; a DBDC log's fields as kept tags, the others counted in ``lost``)."""
+    as it was read; a DBDC log's known fields as kept tags, a value of theirs that cannot be one counted in
+    ``lost``)."""
     own, dbdc = fmt == "wochat", fmt == "dbdc"
     lost = Counter() if lost is None else lost
     roles = {role_of(t.sender) for t in d.turns} | set(d.meta.get("names") or {})
@@ -236,7 +230,6 @@ def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binar
         _text_element(el, "source_id", d.id)
     kept = d.meta.get("tags", [])
     if dbdc:
-        _uncarried(d.meta, DBDC_DIALOGUE_FIELDS, lost, "dialogue")
         kept = _dbdc_tags(d.meta, DBDC_DIALOGUE_FIELDS, kept, lost, "dialogue") + kept
     _add_tags(el, kept)
     patterns = {r: name_pattern(n) for r, n in names.items() if n}
@@ -260,7 +253,6 @@ def _dialogue_element(d: Dialogue, wid: str, src: tuple[str, dict] | None, binar
             ue.set(XML_SPACE, "preserve")
         kept = t.meta.get("tags", [])
         if dbdc:
-            _uncarried(t.meta, DBDC_TURN_FIELDS, lost, "turn")
             kept = _dbdc_tags(t.meta, DBDC_TURN_FIELDS, kept, lost, "turn") + kept
         _add_tags(te, kept)
         report.turns += 1
@@ -374,6 +366,8 @@ def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None =
         report.dialogues += 1
     report.note_joined(lost.pop("_joined", 0))
     report.dropped.extend(f"{what_} ({n} time(s))" for what_, n in lost.items())
+    if corpus.format == "dbdc":   # its other fields: WOCHAT has no place for them (the known ones go as kept tags)
+        report.dropped.extend(unheld_metadata(corpus, dbdc_fields_held=True))
     out = Path(path)
     if out.suffix.lower() == ".xml":
         if len(elems) == 1:
