@@ -223,7 +223,8 @@ def _measure(name: str, X: np.ndarray, runs: tuple[str, ...], lower: bool, tukey
     key = means if lower else -means
     order = _order(tukey, lower)
     ranks = np.searchsorted(np.sort(key), key, side="left") + 1  # ties share the best rank
-    groups = not_different_groups(_deciding(tukey, alpha), order, alpha)
+    deciding = _deciding(tukey, alpha)
+    groups = not_different_groups(deciding, order, alpha)
     labels = {i: "" for i in range(len(runs))}
     for g, members in enumerate(groups):
         for i in members:
@@ -237,7 +238,7 @@ def _measure(name: str, X: np.ndarray, runs: tuple[str, ...], lower: bool, tukey
         for j in order[x + 1:]:
             d = float(abs(means[i] - means[j]))
             p = float(tukey.pvalues[i, j])
-            pairs.append(PairRow(runs[i], runs[j], d, p, float(d / sd), bool(p < alpha and decisive(tukey.B, alpha))))
+            pairs.append(PairRow(runs[i], runs[j], d, p, float(d / sd), bool(deciding[i, j] < alpha)))
     return MeasureComparison(name, lower, run_rows, tuple(pairs), tuple(tuple(runs[i] for i in g) for g in groups),
                              a, tukey, alpha)
 
