@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,7 +27,6 @@ from dialeval.report import (
 )
 from dialeval.report.labels import match_columns
 from dialeval.report.plots import DEFAULT_COLUMNS, PLOT_FORMATS, check_columns, figure_caption
-from dialeval.stats import ResamplingWarning
 from dialeval.stats.comparison import check_settings
 
 Format = choice_enum("Format", tuple(REPORT_FORMATS))
@@ -86,9 +84,6 @@ def register(app: typer.Typer) -> None:
             raise DialevalError(f"{len(fmts)} formats ({', '.join(fmts)}) need --out DIR; stdout takes one")
         if plot and out_dir is None:
             raise DialevalError("--plot writes means.png and means.svg and needs --out DIR")
-        with warnings.catch_warnings():   # said below, once the paths are known to be right
-            warnings.simplefilter("ignore", ResamplingWarning)
-            check_settings(iterations, seed, alpha, level)
         check_columns(columns)
         if columns != DEFAULT_COLUMNS and not plot:
             raise DialevalError(f"--columns {columns} sets the panels per row of --plot; add --plot or leave it out")
@@ -100,6 +95,7 @@ def register(app: typer.Typer) -> None:
             check_not_swapped(f, gold, usage="dialeval compare RUN... --gold GOLD")
         if matrix_out is not None:
             check_run_names([f.stem for f in files])
+        # after the paths, still before the work: a too-small B's warnings come once the command is known to run
         B, key, alpha, level = check_settings(iterations, seed, alpha, level)
         read_as_given = from_ is None and _value(names) == "error"
         matrix = score_runs(files, str(gold) if read_as_given else load(gold, from_, names), missing=_value(missing),
