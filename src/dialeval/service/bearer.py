@@ -36,7 +36,8 @@ class AdminRoute(APIRoute):
     the body or validates any parameter, so a bad or missing token is a 401 whatever the request holds.
 
     Use it as ``APIRouter(route_class=AdminRoute)`` for the ``/api/admin`` routes (a test checks that every
-    one is). The route still declares the token (``cred: Token``) for the API's description.
+    one is). The token is checked here, once; a route declares it (``cred: Token``) only for the API's
+    description.
     """
 
     def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
