@@ -26,10 +26,10 @@ from dialeval.service import invitations
 from dialeval.service.collection import sessions
 from dialeval.service.collection.engines import (
     DEFAULT_TIMEOUT_S,
-    MAX_TIMEOUT_S,
     EngineError,
     default_name,
     make_engine,
+    timeout_problem,
 )
 from dialeval.service.collection.tables import MAX_ENGINE_MODEL, MAX_ENGINE_SPEC, ChatSession, ChatTurn, Collection
 from dialeval.service.db import Database, Invitation
@@ -69,9 +69,8 @@ def create_collection(db: Database, name: str, engine_spec: str | None, now: dat
                                                                     and not value.strip()):
                 raise InvalidValue(param, f"{describe(value)} is not allowed; allowed is a text of at most {most} "
                                    "characters" + (" that is not blank" if what == "engine model" else ""), what=what)
-        if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= MAX_TIMEOUT_S:
-            raise InvalidValue("timeout_s", f"{describe(timeout_s)} is not allowed; allowed are 0 < seconds <= "
-                               f"{MAX_TIMEOUT_S:g}", what="engine timeout")
+        if problem := timeout_problem(timeout_s):   # the engine's own rule, named as the caller gave it
+            raise InvalidValue("timeout_s", problem, what="engine timeout")
         try:
             make_engine(engine_spec, engine_model or "", timeout_s)
         except DialevalError as e:

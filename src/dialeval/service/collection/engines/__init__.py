@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from dialeval.corpus import Dialogue
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, describe
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -74,11 +74,21 @@ MAX_TIMEOUT_S = 600.0
 """The longest wait for an engine's reply a collection may set (seconds)."""
 
 
+def timeout_problem(timeout_s: object) -> str | None:
+    """What is wrong with an engine timeout, to follow its name in a message; None when it is allowed.
+
+    >>> timeout_problem(30), timeout_problem(0)
+    (None, '0 is not allowed; allowed are 0 < seconds <= 600')
+    """
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= MAX_TIMEOUT_S:
+        return f"{describe(timeout_s)} is not allowed; allowed are 0 < seconds <= {MAX_TIMEOUT_S:g}"
+    return None
+
+
 def make_engine(spec: str, model: str = "", timeout_s: float = DEFAULT_TIMEOUT_S) -> Engine:
     """The engine of ``spec`` (checked: a bad spec, model or timeout is a :class:`DialevalError`)."""
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= MAX_TIMEOUT_S:
-        raise DialevalError(f"engine timeout {timeout_s!r} is not allowed; allowed are 0 < seconds <= "
-                            f"{MAX_TIMEOUT_S:g}")
+    if problem := timeout_problem(timeout_s):
+        raise DialevalError(f"engine timeout {problem}")
     module = importlib.import_module(_scheme(spec).module)
     return module.make(spec, model=model, timeout_s=float(timeout_s))
 
