@@ -5,9 +5,11 @@ encoder's own threads share the cores); ``"tcp://HOST:8786"`` connects to a runn
 workers must be able to read the input paths and write the output folder (a shared file system) and must
 have this dialeval installed. A :class:`ModelPlugin` loads the model and warms the encoder when a worker
 starts (and when one joins later), so tasks never load it. A task that fails is retried
-(:data:`RETRIES`); the tasks of a worker that dies are rescheduled on the others by the scheduler. The
-client writes the manifest as shards finish, so a run stopped half-way resumes where it was. Each shard is
-computed by the same :func:`dialeval.pipeline.predict_shard` as in-process: the bytes are the same.
+(:data:`RETRIES`); the tasks of a worker that dies are rescheduled on the others by the scheduler; a
+cluster left with no worker at all is waited on for :data:`NO_WORKER_TIMEOUT` seconds (with a warning),
+then the run stops with an error. The client writes the manifest as shards finish, so a run stopped
+half-way resumes where it was. Each shard is computed by the same
+:func:`dialeval.pipeline.predict_shard` as in-process: the bytes are the same.
 
 Before anything is written the client checks, each within :data:`CONNECT_TIMEOUT`: the address
 (``local`` or ``tcp://HOST:PORT``), that the model loads and can predict what was asked
@@ -23,6 +25,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -40,6 +43,10 @@ MAX_WORKERS_PER_CPU = 4
 """``--workers`` above this many per CPU of this machine is refused (each worker loads the model)."""
 RETRIES = 2
 """Times a failed shard task is tried again (a worker lost mid-task is handled by the scheduler)."""
+NO_WORKER_TIMEOUT = 60.0
+"""Seconds a run waits on a cluster left with no worker (all died or left) before it stops with an error."""
+POLL = 1.0
+"""Seconds between two looks at the cluster's workers while shards are being predicted."""
 
 
 class ModelPlugin(WorkerPlugin):
@@ -279,21 +286,79 @@ def _predict_shards(client: Client, plan, run: str, scheduler: str, fail_fast: b
                    for i, (src, name) in enumerate(plan.todo)]
         label = {f.key: str(src) for f, (src, _name) in zip(futures, plan.todo, strict=True)}
         inputs = {name: str(src) for src, name in plan.todo}
-        for fut in as_completed(futures):
-            try:
-                entry = fut.result()
-            except Exception as e:   # the cluster failed: the scheduler or a worker lost, a shard killing workers
-                client.cancel(futures)
-                raise DialevalError(f"{label[fut.key]}: the Dask cluster failed while predicting it "
-                                    f"({type(e).__name__}: {_short(e)}); the shards finished are recorded: run the "
-                                    "command again to resume") from None
-            if "error" in entry:
-                client.cancel(futures)
-                raise DialevalError(entry["error"])
-            fut.release()
-            entry["input"] = inputs[entry["output"]]
-            plan.done(entry)
+        pending = as_completed(futures)
+        watch = WorkerWatch(scheduler, NO_WORKER_TIMEOUT)
+        while not pending.is_empty():
+            if not pending.has_ready():
+                time.sleep(0.05)
+                try:
+                    watch.look(lambda: len(client.nthreads()), time.monotonic())
+                except DialevalError:
+                    client.cancel(futures)
+                    raise
+                continue
+            for fut in pending.next_batch(block=False):
+                _record(client, fut, futures, plan, label, inputs)
         client.unsubscribe_topic(TOPIC)
+
+
+def _record(client: Client, fut, futures: list, plan, label: dict, inputs: dict) -> None:
+    """Record one finished shard, or stop the run (the others cancelled) on a refused input or a failed cluster."""
+    try:
+        entry = fut.result()
+    except Exception as e:   # the cluster failed: the scheduler or a worker lost, a shard killing workers
+        client.cancel(futures)
+        raise DialevalError(f"{label[fut.key]}: the Dask cluster failed while predicting it "
+                            f"({type(e).__name__}: {_short(e)}); the shards finished are recorded: run the "
+                            "command again to resume") from None
+    if "error" in entry:
+        client.cancel(futures)
+        raise DialevalError(entry["error"])
+    fut.release()
+    entry["input"] = inputs[entry["output"]]
+    plan.done(entry)
+
+
+class WorkerWatch:
+    """Stops a run whose cluster has had no worker for ``limit`` seconds (Dask itself would wait for one forever,
+    silently): a warning when the last worker goes, an error naming the scheduler when none came back in time.
+
+    :meth:`look` asks the cluster at most every :data:`POLL` seconds; the clock is passed in.
+    """
+
+    def __init__(self, scheduler: str, limit: float) -> None:
+        self.cluster = "the local Dask cluster" if scheduler == "local" else f"the Dask cluster at {scheduler}"
+        self.start = "" if scheduler == "local" else f" (`dask worker {scheduler}` starts one)"
+        self.limit = limit
+        self.since: float | None = None   # when the cluster was first seen with no worker
+        self.last: float | None = None    # when it was last asked
+
+    def look(self, count, now: float) -> None:
+        """Ask ``count()`` (the cluster's workers) if :data:`POLL` seconds have passed since the last time."""
+        if self.last is not None and now - self.last < POLL:
+            return
+        self.last = now
+        try:
+            workers = count()
+        except Exception:   # the scheduler itself gone: the futures fail, and that error names the shard
+            return
+        self.update(workers, now)
+
+    def update(self, workers: int, now: float) -> None:
+        """Note ``workers`` at time ``now``; raise once the cluster has had none for ``limit`` seconds."""
+        if workers > 0:
+            if self.since is not None:
+                warnings.warn(f"{self.cluster} has {workers} worker(s) again; predicting goes on", DialevalWarning,
+                              stacklevel=2)
+            self.since = None
+            return
+        if self.since is None:
+            self.since = now
+            warnings.warn(f"{self.cluster} has no worker left (they died or were stopped); waiting up to "
+                          f"{self.limit:g} s for one{self.start}", DialevalWarning, stacklevel=2)
+        elif now - self.since >= self.limit:
+            raise DialevalError(f"{self.cluster} has had no worker for {self.limit:g} s; the shards finished are "
+                                "recorded: start workers and run the command again to resume")
 
 
 def _short(e: BaseException) -> str:

@@ -153,3 +153,71 @@ def test_a_worker_of_another_dialeval_version_is_refused():
     with pytest.raises(DialevalError, match=r"runs dialeval .+, this client 0\.0\.0; install the same version"):
         ModelPlugin(None, None, "0.0.0").setup(SimpleNamespace(address="tcp://w:1"))
 
+
+
+def test_the_watch_warns_when_the_last_worker_goes_and_stops_the_run_after_its_limit():
+    """Dask waits for a worker forever: the run warned of nothing and never ended when every worker had died."""
+    from dialeval.distributed import WorkerWatch
+    from dialeval.errors import DialevalWarning
+
+    watch = WorkerWatch("tcp://10.0.0.5:8786", 60)
+    watch.update(2, now=0.0)
+    with pytest.warns(DialevalWarning, match=r"^the Dask cluster at tcp://10\.0\.0\.5:8786 has no worker left .+ "
+                                             r"waiting up to 60 s for one \(`dask worker tcp://10\.0\.0\.5:8786`"):
+        watch.update(0, now=10.0)
+    watch.update(0, now=69.9)                     # within the limit: still waiting
+    with pytest.warns(DialevalWarning, match="has 1 worker.s. again; predicting goes on"):
+        watch.update(1, now=70.0)
+    with pytest.warns(DialevalWarning, match="no worker left"):
+        watch.update(0, now=100.0)                # the limit counts from the last time none was left
+    with pytest.raises(DialevalError, match=r"^the Dask cluster at tcp://10\.0\.0\.5:8786 has had no worker for 60 "
+                                            r"s; the shards finished are recorded: start workers and run the command "
+                                            "again to resume$"):
+        watch.update(0, now=160.0)
+    local = WorkerWatch("local", 5)
+    with pytest.warns(DialevalWarning, match=r"^the local Dask cluster has no worker left .+ for one$"):
+        local.update(0, now=0.0)
+    calls = []
+    local.look(lambda: calls.append(1) or 0, now=0.0)
+    local.look(lambda: calls.append(1) or 0, now=0.5)  # asked at most once a POLL
+    assert calls == [1]
+
+
+def test_a_run_whose_workers_all_leave_stops_with_one_error(reference, tmp_path, threads_cluster, monkeypatch):
+    import dialeval.pipeline
+    from dialeval import distributed
+    from dialeval.errors import DialevalWarning
+
+    root, inputs, _ = reference
+    cluster, _client = threads_cluster
+    monkeypatch.setenv("DIALEVAL_CACHE", str(root / "cache-ref"))
+    monkeypatch.setattr(distributed, "NO_WORKER_TIMEOUT", 1.0)
+    monkeypatch.setattr(distributed, "POLL", 0.1)
+    started, release = threading.Event(), threading.Event()
+
+    def stuck(*args, **kwargs):
+        started.set()
+        release.wait(30)
+        raise RuntimeError("released")
+
+    monkeypatch.setattr(dialeval.pipeline, "predict_shard", stuck)
+    caught: dict = {}
+
+    def run():
+        try:
+            with pytest.warns(DialevalWarning, match="no worker left"):
+                predict_many(inputs[:2], tmp_path / "gone", scheduler=cluster.scheduler_address)
+        except DialevalError as e:
+            caught["error"] = str(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        assert started.wait(30)
+        cluster.scale(0)
+        thread.join(30)
+    finally:
+        release.set()
+    assert not thread.is_alive()
+    assert caught["error"].endswith("has had no worker for 1 s; the shards finished are recorded: start workers "
+                                    "and run the command again to resume")
