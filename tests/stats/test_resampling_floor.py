@@ -88,3 +88,26 @@ def test_values_whose_squares_overflow_are_refused():
         anova2(X * 1e165)     # an OverflowError traceback before
     with pytest.raises(DialevalError, match=r"value 0 is 1e\+160"):
         paired_t_test([1e160, 0.3, 0.2], [0.5, 0.1, 0.0])   # t = 0, p = 1 before
+
+
+@pytest.mark.parametrize("k", [2.0**-530, 2.0**-1000])
+def test_statistics_without_units_are_the_same_for_tiny_values(k):
+    """Values whose squares underflow (1e-160: the bootstrap's Pearson interval NaN, F wrong in its 4th digit;
+    1e-300: F, t and the effect sizes NaN) are computed at a larger scale. Multiplying by a power of two changes no
+    bit of a statistic without units; sums of squares are in the data's squared units."""
+    from dialeval.stats import anova2, correlate, effect_sizes, paired_t_test
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=30)
+    y = x + rng.normal(size=30)
+    X = rng.normal(size=(20, 3)) + np.array([0, 0.5, 0])
+    r, rk = correlate(x, y, seed=0), correlate(x * k, y * k, seed=0)
+    assert (rk.statistic, rk.pvalue, rk.ci, rk.undefined_resamples) == (r.statistic, r.pvalue, r.ci, 0)
+    a, ak = anova2(X), anova2(X * k)
+    assert (ak.F, ak.pvalue, ak.F_dialogues) == (a.F, a.pvalue, a.F_dialogues)
+    assert ak.moe == a.moe * k and np.array_equal(ak.run_means, a.run_means * k) and ak.grand_mean == a.grand_mean * k
+    assert np.array_equal(effect_sizes(X * k), effect_sizes(X))
+    t, tk = paired_t_test(X[:, 0], X[:, 1]), paired_t_test(X[:, 0] * k, X[:, 1] * k)
+    assert (tk.statistic, tk.pvalue, tk.effect_size) == (t.statistic, t.pvalue, t.effect_size)
+    assert (tk.mean_diff, tk.ci.low, tk.ci.high, tk.margin) == (t.mean_diff * k, t.ci.low * k, t.ci.high * k,
+                                                                t.margin * k)

@@ -143,6 +143,29 @@ def decisive(B: int, alpha: float) -> bool:
 MAX_MAGNITUDE = 1e150
 """The largest |value| a statistic takes: sums of squares of larger ones overflow (1e160 gave F = NaN, t = 0)."""
 
+TINY = 2.0**-300
+"""Below this largest |value| (about 5e-91), a statistic's squares would come near the doubles' underflow (at 1e-160
+the bootstrap's Pearson r was NaN and F was wrong in its fourth digit; at 1e-300 F and t were NaN): such data are
+computed at a larger scale (:func:`unit_scaled`)."""
+
+
+def unit_scaled(arr: np.ndarray) -> tuple[np.ndarray, int]:
+    """``arr`` times ``2**-e`` and ``e``, so that its largest |value| is in [0.5, 1), when that value is below
+    :data:`TINY`; else ``arr`` and 0. Multiplying by a power of two changes no bit but the exponent, so a statistic
+    of the scaled data is the statistic of the data, times ``2**(k e)`` for one in units to the power k.
+
+    >>> scaled, e = unit_scaled(np.array([3 * 2.0**-700, -(2.0**-700)]))
+    >>> scaled.tolist(), e
+    ([0.75, -0.25], -698)
+    >>> unit_scaled(np.array([0.5, 2.0]))[1]
+    0
+    """
+    top = float(np.max(np.abs(arr))) if arr.size else 0.0
+    if top == 0.0 or top >= TINY:
+        return arr, 0
+    e = math.frexp(top)[1]
+    return np.ldexp(arr, -e), e
+
 
 def as_vector(x: object, what: str, *, allow_missing: bool = False) -> np.ndarray:
     """A float 1-D array; ``None`` (and NaN) mean "missing" where ``allow_missing``, else an error."""

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 from dialeval.errors import DialevalError
-from dialeval.stats._common import as_matrix, check_level, check_policy, tie_tolerance
+from dialeval.stats._common import as_matrix, check_level, check_policy, tie_tolerance, unit_scaled
 
 ZERO_ERROR_POLICIES = ("nan", "raise")
 
@@ -89,7 +89,7 @@ def anova2(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan", level: 
     """
     # scipy.special, not scipy.stats (0.9 s to import): t.ppf is stdtrit and f.sf is fdtrc, bit for bit
     from scipy.special import fdtrc, stdtrit
-    arr = as_matrix(X)
+    arr, e = unit_scaled(as_matrix(X))   # tiny values: computed at a scale where their squares cannot underflow
     level = check_level(level)
     n, m = arr.shape
     grand = float(arr.mean())
@@ -111,8 +111,13 @@ def anova2(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan", level: 
         moe = float(stdtrit(df_e, (1.0 + level) / 2.0) * np.sqrt(V_E / n))
         F, F_d = V_r / V_E, V_d / V_E
         p, p_d = float(fdtrc(df_r, df_e, F)), float(fdtrc(df_d, df_e, F_d))
+    S_total = float(((arr - grand) ** 2).sum())
+    if e:   # back to the data's units (F, p and the effect sizes have none)
+        grand, run_means, moe = float(np.ldexp(grand, e)), np.ldexp(run_means, e), float(np.ldexp(moe, e))
+        S_runs, S_dlg, S_E, S_total, V_r, V_d, V_E = (float(np.ldexp(v, 2 * e))
+                                                       for v in (S_runs, S_dlg, S_E, S_total, V_r, V_d, V_E))
     run_means.setflags(write=False)
-    return Anova2(n, m, grand, run_means, S_runs, S_dlg, S_E, float(((arr - grand) ** 2).sum()), df_r, df_d, df_e,
+    return Anova2(n, m, grand, run_means, S_runs, S_dlg, S_E, S_total, df_r, df_d, df_e,
                   V_r, V_d, V_E, F, p, F_d, p_d, moe, level)
 
 
@@ -130,7 +135,7 @@ def effect_sizes(X: object, *, on_zero_error: Literal["nan", "raise"] = "nan") -
     >>> round(float(es[0, 1]), 3), float(es[0, 0])
     (3.85, 0.0)
     """
-    r = anova2(X, on_zero_error=on_zero_error)
+    r = anova2(unit_scaled(as_matrix(X))[0], on_zero_error=on_zero_error)  # no units: V_E of tiny data can't underflow
     diff = r.run_means[:, None] - r.run_means[None, :]
     if not r.V_E > 0:
         es = np.full_like(diff, np.nan)

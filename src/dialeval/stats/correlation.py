@@ -25,6 +25,7 @@ from dialeval.stats._common import (
     check_level,
     percentile_interval,
     seed_label,
+    unit_scaled,
 )
 from dialeval.stats.bootstrap import bootstrap_column_means
 
@@ -166,6 +167,7 @@ def correlate(auto: object, human: object, method: Method = "pearson", *, level:
         raise DialevalError(f"{n} usable pair(s) after dropping {dropped} with a missing value; a correlation "
                             "needs at least 3")
     ci_method = "percentile bootstrap over pairs"
+    x, y = unit_scaled(x)[0], unit_scaled(y)[0]   # no units: tiny values' squares must not underflow
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         if on_constant == "raise":
             which = "auto" if np.ptp(x) == 0 else "human"

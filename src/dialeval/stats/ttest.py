@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 from dialeval.errors import DialevalError
-from dialeval.stats._common import Interval, as_vector, check_level, check_policy, rounding_bound
+from dialeval.stats._common import Interval, as_vector, check_level, check_policy, rounding_bound, unit_scaled
 
 CONSTANT_POLICIES = ("nan", "raise")
 
@@ -74,6 +74,8 @@ def paired_t_test(x: object, y: object, *, level: float = 0.95,
     n = a.size
     if n < 2:
         raise DialevalError(f"{n} pair(s); a paired t-test needs at least 2")
+    both, e = unit_scaled(np.concatenate([a, b]))  # tiny values: computed where their squares cannot underflow
+    a, b = both[:n], both[n:]
     d = a - b
     mean = float(d.mean())
     sd = float(d.std(ddof=1))
@@ -83,10 +85,13 @@ def paired_t_test(x: object, y: object, *, level: float = 0.95,
         if on_constant == "raise":
             raise DialevalError(f"all {n} differences equal {mean!r}; the paired t statistic is undefined")
         nan = float("nan")
+        mean = float(np.ldexp(mean, e))
         return TTest(nan, df, nan, mean, Interval(mean, mean, level, method), n, 0.0, nan, 0.0)
     se = sd / np.sqrt(n)
     t = mean / se
     p = float(2.0 * stdtr(df, -abs(t)))
     half = float(stdtrit(df, (1.0 + level) / 2.0) * se)
-    return TTest(float(t), df, p, mean, Interval(mean - half, mean + half, level, method), n, sd * sd, mean / sd,
+    effect = mean / sd
+    mean, half, variance = (float(np.ldexp(v, k * e)) for v, k in ((mean, 1), (half, 1), (sd * sd, 2)))
+    return TTest(float(t), df, p, mean, Interval(mean - half, mean + half, level, method), n, variance, effect,
                  half)
