@@ -157,6 +157,20 @@ def test_wochat_task_from_one_xml_file(svc, dbdc_eval, tmp_path):
     assert ok.status_code == 201 and all(abs(v) < 1e-12 for v in ok.json()["scores"].values())
 
 
+def test_a_run_that_leaves_out_turns_is_a_422(svc, dbdc_eval, gold_dists):
+    """The scorer skips an item a run leaves out: a run without its hardest turns ranked above the complete one."""
+    assert create(svc, "bd", "dbdc-breakdown", zip_folder(dbdc_eval), "eval.zip").status_code == 201
+    doc = run_document(gold_dists)
+    total = sum(len(rec["turns"]) for rec in doc)
+    del doc[3]["turns"][-1]
+    del doc[7]["turns"][0]
+    r = svc.submit(svc.team(), json.dumps(doc).encode(), task="bd")
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"] == (f"run.json: the run lacks 2 of the test set's {total} items of scale 'breakdown' "
+                                  f"(the first in dialogue {doc[3]['id']}); a run must predict every item the test "
+                                  "set labels")
+
+
 def test_stc3_run_for_a_turn_task_is_a_422_naming_the_problem(svc, dbdc_eval):
     assert create(svc, "bd", "dbdc-breakdown", zip_folder(dbdc_eval), "eval.zip").status_code == 201
     r = svc.submit(svc.team(), task="bd")  # the STC-3 run of task t1

@@ -96,6 +96,24 @@ def check_finite(s_full: Scores, columns: list[str], filename: str | None) -> No
                             file=filename, dialogue=s_full.ids[r])
 
 
+def check_items(records: list, full: PreparedGold, s_full: Scores, scales: tuple[str, ...],
+                filename: str | None) -> None:
+    """Every gold item of ``scales`` is predicted: the scorer skips an item a run leaves out (and counts it), so a
+    run could leave out its hardest turns and rank higher. The message names the first dialogue with one missing.
+    """
+    for s in scales:
+        missing = s_full.item_counts.get(s, {}).get("missing", 0)
+        if not missing:
+            continue
+        run, g = full.read_run(records), full.items[s]
+        have = np.zeros(len(g), dtype=bool)
+        have[run.rows.get(s, np.zeros(0, dtype=np.int64))] = True
+        first = full.ids[int(g.dialogue[np.flatnonzero(~have)[0]])]
+        raise DialevalError(f"the run lacks {missing} of the test set's {len(g)} items of scale {s!r} (the first in "
+                            f"dialogue {quote(first)}); a run must predict every item the test set labels",
+                            file=filename)
+
+
 def score_run(records: list, subtask: str, columns: list[str], full: PreparedGold,
               public: PreparedGold | None = None, *, filename: str | None = None) -> RunScores:
     """Validate a run against the full test set and score it on ``full`` (and on ``public`` if given).
@@ -121,6 +139,7 @@ def score_run(records: list, subtask: str, columns: list[str], full: PreparedGol
     if not set(columns) <= set(s_full.columns):
         raise DialevalError(f"this task scores {subtask} but the run gives no {subtask!r} predictions",
                             file=filename, field=subtask)
+    check_items(records, full, s_full, declared.get(subtask).scales, filename)
     check_finite(s_full, columns, filename)
     pub = means(score(records, public), columns) if public is not None else None
     full_means = means(s_full, columns)
