@@ -237,3 +237,25 @@ def test_evaluate_style_errors_for_huge_numbers(service, body):
     token = service.team()
     r = service.submit(token, body)
     assert r.status_code == 422 and len(r.content) < 2000
+
+
+def test_public_means_are_rounded_so_that_tiny_probes_tell_nothing(service):
+    """At full precision, a probe run moving a share eps * 10**-i of dialogue i's mass told, digit by digit of the
+    public mean's change, which of a dozen dialogues per scale were public (a probe found 36 of 36 in two runs)."""
+    from dialeval.service.leaderboard.runs import PUBLIC_DIGITS
+
+    token = service.team()
+    probe = copy.deepcopy(RUN)
+    for i, rec in enumerate(probe):
+        for k, dist in rec["quality"].items():
+            first, second = list(dist)[:2]
+            eps = min(dist[first], 1e-6) * 10.0 ** -(i % 12) * (1 + "ASE".index(k))
+            dist[first], dist[second] = dist[first] - eps, dist[second] + eps
+    base, moved = service.submit(token, RUN), service.submit(token, probe)
+    assert base.status_code == moved.status_code == 201
+    assert base.json()["scores"] == moved.json()["scores"]
+    assert all(round(v, PUBLIC_DIGITS) == v for v in base.json()["scores"].values())
+    for path in ("/api/tasks/t1/leaderboard?per=run", "/api/me"):
+        body = service.client.get(path, headers={"Authorization": f"Bearer {token}"}).json()
+        rows = body["rows"] if "rows" in body else body["submissions"]
+        assert len(rows) == 2 and rows[0]["scores"] == rows[1]["scores"] == base.json()["scores"]

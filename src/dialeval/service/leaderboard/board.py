@@ -22,7 +22,7 @@ from dialeval import __version__
 from dialeval.errors import DialevalError, describe
 from dialeval.measures import get as get_measure
 from dialeval.service.db import Database, Team
-from dialeval.service.leaderboard.runs import all_finite
+from dialeval.service.leaderboard.runs import all_finite, rounded_public
 from dialeval.service.leaderboard.tables import Submission, Task
 from dialeval.service.leaderboard.tasks import get_task, task_info
 from dialeval.service.names import is_slug
@@ -147,7 +147,8 @@ def compute(db: Database, task: Task, *, by: str | None = None, per: str = "team
         last[team_id] = created_at.isoformat()
         if on_board and all_finite(scores, task.columns):
             runs.append({"id": sub_id, "team_id": team_id, "team": team, "affiliation": affiliation,
-                         "scores": scores, "created_at": created_at.isoformat(), "chosen": chosen})
+                         "scores": scores if final else rounded_public(scores),
+                         "created_at": created_at.isoformat(), "chosen": chosen})
         else:
             off[team_id] = off.get(team_id, 0) + 1
     rows = runs if per == "run" else _team_rows(runs, task, final)

@@ -22,6 +22,16 @@ SUBTASKS: tuple[str, ...] = declared.KEYS
 
 MAX_LISTED_IDS = 5
 
+PUBLIC_DIGITS = 4
+"""Decimals of a public-half mean, as stored and shown while the task is open (as STC-3's tables printed them).
+
+At full precision a public mean let a team learn which dialogues are hidden, a dozen per scale and run: a probe
+run moving a tiny share ``eps * 10**-i`` of dialogue i's mass changes the mean by a digit at place i exactly when
+the dialogue is public. Four decimals leave room for about one or two such digits per scale. A probe of one
+dialogue per run and scale (move its whole mass, see whether the public mean moves) cannot be prevented by
+any public score; the quota bounds it.
+"""
+
 
 @dataclass(frozen=True)
 class RunScores:
@@ -59,6 +69,19 @@ def means(scores: Scores, columns: list[str]) -> dict[str, float]:
     """The library's means (:meth:`Scores.means`) of ``columns``, keyed by column name."""
     m = scores.means()
     return {col: m[col] for col in columns}
+
+
+def rounded_public(scores: dict | None) -> dict | None:
+    """Public-half means at :data:`PUBLIC_DIGITS` decimals (rows stored by older versions held every digit).
+
+    Examples
+    --------
+    >>> rounded_public({"quality/nmd/A": 0.0812345678}), rounded_public(None)
+    ({'quality/nmd/A': 0.0812}, None)
+    """
+    if scores is None:
+        return None
+    return {k: round(v, PUBLIC_DIGITS) if isinstance(v, float) else v for k, v in scores.items()}
 
 
 def _listed(ids: list[str]) -> str:
@@ -141,7 +164,7 @@ def score_run(records: list, subtask: str, columns: list[str], full: PreparedGol
                             file=filename, field=subtask)
     check_items(records, full, s_full, declared.get(subtask).scales, filename)
     check_finite(s_full, columns, filename)
-    pub = means(score(records, public), columns) if public is not None else None
+    pub = rounded_public(means(score(records, public), columns)) if public is not None else None
     full_means = means(s_full, columns)
     if not all(math.isfinite(v) for v in [*full_means.values(), *(pub or {}).values()]):
         raise DialevalError("the run's mean scores are not finite numbers", file=filename)

@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from dialeval.service.db import Database, Team
 from dialeval.service.errors import Conflict, NotFound, QuotaSpent
 from dialeval.service.leaderboard.quota import Quota, after_accepting, decide
-from dialeval.service.leaderboard.runs import RunScores, all_finite, read_run, score_run
+from dialeval.service.leaderboard.runs import RunScores, all_finite, read_run, rounded_public, score_run
 from dialeval.service.leaderboard.tables import Submission, SubmissionFile, Task
 from dialeval.service.leaderboard.tasks import get_task, golds, list_tasks
 from dialeval.service.teams import require_approved
@@ -78,7 +78,8 @@ def _answer(sub: Submission, task: Task, times: list[datetime], now: datetime, *
     """What an upload is answered with: the run, its public-half scores and the quota left."""
     left = after_accepting(now, times, daily_limit=task.daily_limit, total_limit=task.total_limit) \
         if not repeated else _quota(task, times, now)
-    return {"id": sub.id, "task": task.name, "created_at": sub.created_at.isoformat(), "scores": sub.public_scores,
+    return {"id": sub.id, "task": task.name, "created_at": sub.created_at.isoformat(),
+            "scores": rounded_public(sub.public_scores),
             "scored_on": {"half": "public", "dialogues": len(task.public_ids)},
             "on_leaderboard": sub.on_leaderboard,
             "remaining_today": left.remaining_today, "remaining_total": left.remaining_total,
@@ -183,7 +184,8 @@ def submission_info(sub: Submission, task: Task) -> dict:
     final = task.closed_at is not None
     return {"id": sub.id, "task": task.name, "created_at": sub.created_at.isoformat(), "filename": sub.filename,
             "size": sub.size, "sha256": sub.sha256, "on_leaderboard": sub.on_leaderboard, "chosen": sub.chosen,
-            "scores": _shown(sub.final_scores if final else sub.public_scores), "final_error": sub.final_error,
+            "scores": _shown(sub.final_scores if final else rounded_public(sub.public_scores)),
+            "final_error": sub.final_error,
             "scored_on": {"half": "all" if final else "public",
                           "dialogues": task.n_dialogues if final else len(task.public_ids)}}
 
