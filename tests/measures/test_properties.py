@@ -219,3 +219,52 @@ def test_jsd_of_the_smallest_subnormal_is_tiny_not_one():
     disjoint distributions (JSD 1.0). Found by hypothesis; the terms are a log2(2a / (a + b)) now."""
     assert measures.jsd([1, 0], [1, 5e-324]) < 1e-300
     assert reference.jsd([1, 0], [1, 5e-324]) < 1e-300
+
+
+def test_a_plugin_measure_is_found_by_any_case_and_its_declaration_is_checked(monkeypatch):
+    """register() kept names as given while get() lower-cases: "MyNVD" was registered and then "unknown", in an
+    error listing it; a scale or range upper end nothing could use was accepted."""
+    import dataclasses
+
+    from dialeval.measures import registry
+
+    monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))
+    monkeypatch.setattr(registry, "_ALIASES", dict(registry._ALIASES))
+    mine = dataclasses.replace(MEASURES["nvd"], name="MyNVD", aliases=("My-Alias",))
+    stored = registry.register(mine)
+    assert stored.name == "mynvd" and stored.aliases == ("my-alias",)
+    assert registry.get("MyNVD") is stored and registry.get("MY-ALIAS") is stored
+    with pytest.raises(DialevalError, match="measure name 'mynvd' is already registered"):
+        registry.register(mine)
+    with pytest.raises(DialevalError, match="scale 'ordinal-ish' is not allowed; allowed are ordinal, nominal"):
+        registry.register(dataclasses.replace(mine, name="a", aliases=(), scale="ordinal-ish"))
+    with pytest.raises(DialevalError, match=r"range upper end 'log2\(L\)' is not allowed; allowed are '1', 'L-1'"):
+        registry.register(dataclasses.replace(mine, name="b", aliases=(), range=("0", "log2(L)")))
+    with pytest.raises(DialevalError, match=r"register\(\) takes a Measure; received"):
+        registry.register("nvd")
+
+
+def test_the_direction_is_one_flag_that_every_reader_follows():
+    """The text was parsed in two places, one case-sensitively: "Lower is better" sorted the leaderboard the
+    wrong way while reports read it right."""
+    import dataclasses
+
+    from dialeval.report.labels import lower_is_better
+    from dialeval.service.leaderboard.board import column_info
+
+    assert all(m.lower_is_better and m.direction.startswith("lower is better") for m in MEASURES.values())
+    assert dataclasses.replace(MEASURES["nmd"], lower_is_better=False).direction == "higher is better"
+    assert lower_is_better("quality.nmd.A") and column_info("quality.nmd.A", "quality")["lower_is_better"]
+
+
+@pytest.mark.parametrize(("L", "variant", "message"), [
+    (1, "paper", "L = 1 is not allowed; allowed are integers >= 2"),
+    (5.0, "paper", "L = 5.0 is not allowed"),
+    ([5], "paper", r"L = \[5\] is not allowed"),
+    (5, "2019", "variant '2019' is not allowed; allowed are 'paper', '2018'"),
+])
+def test_od_bound_checks_its_input(L, variant, message):
+    from dialeval.measures.ordinal import od_bound
+
+    with pytest.raises(DialevalError, match=message):
+        od_bound(L, variant)

@@ -23,6 +23,7 @@ from dialeval.models import kinds as _kinds  # noqa: F401  (fills the registry t
 from dialeval.models.base import KINDS
 from dialeval.models.data import SUBTASK_CHOICES
 from dialeval.models.leakage import RepeatedDialoguesWarning
+from dialeval.report.labels import directions_text
 
 Kind = choice_enum("Kind", tuple(KINDS))
 
@@ -161,7 +162,7 @@ def _title(result, source: str, wide: bool = False) -> str:
     what = f"subtasks {'+'.join(result.subtasks)}" if result.subtasks else \
         "scales " + ", ".join(dict.fromkeys(c.rsplit("/", 1)[0] for c in result.columns))
     return (f"{result.kind}: {result.k}-fold CV on {source} ({result.n_dialogues} dialogues, {what}, "
-            f"seed {result.seed}{', ' + params if params else ''}); lower is better; "
+            f"seed {result.seed}{', ' + params if params else ''}); {directions_text(result.columns)}; "
             f"n and seconds of the mean {'column' if wide else 'row'} are totals")
 
 
@@ -503,6 +504,7 @@ def register(app: typer.Typer) -> None:
                 head, rows = summary_rows(rs)
                 show(f"Summary: {folds}-fold CV on {path.name}"
                      + (f" (each fold trained on {trained})" if len(data) > 1 else "")
-                     + ", mean over folds ± half-width of the 95% t-interval; lower is better",
+                     + ", mean over folds ± half-width of the 95% t-interval; "
+                     + directions_text([c for r in rs for c in r.columns]),
                      *(transposed(head, rows) if wide else (head, rows)))
         _say_runs(runs_out, data, corpora)

@@ -11,6 +11,8 @@ from functools import cache
 
 import numpy as np
 
+from dialeval.errors import DialevalError
+
 VARIANTS = ("paper", "2018")
 
 
@@ -73,7 +75,6 @@ EXHAUSTIVE_MAX_L = 16
 """Up to this many bins :func:`od_bound` searches every support; above, it gives the loose bound 2."""
 
 
-@cache
 def od_bound(L: int, variant: str = "paper") -> float:
     """The supremum of NOD (and SNOD) on ``L`` bins: ``c_L`` in ``NOD(p || q) <= c_L``, ``OD <= c_L (L - 1)``.
 
@@ -95,10 +96,17 @@ def od_bound(L: int, variant: str = "paper") -> float:
     >>> od_bound(5, "2018")
     1.0
     """
-    if L < 2:
-        raise ValueError(f"od_bound needs at least 2 bins; received L = {L}")
-    if variant == "2018":
-        return 1.0
+    if isinstance(L, bool) or not isinstance(L, int | np.integer) or L < 2:
+        raise DialevalError(f"od_bound: L = {L!r} is not allowed; allowed are integers >= 2 (the number of bins)")
+    if variant not in VARIANTS:
+        raise DialevalError(f"od_bound: variant {variant!r} is not allowed; allowed are "
+                            + ", ".join(repr(v) for v in VARIANTS))
+    return 1.0 if variant == "2018" else _paper_bound(int(L))
+
+
+@cache
+def _paper_bound(L: int) -> float:
+    """:func:`od_bound` of the paper's variant, for an integer ``L >= 2`` (checked by the caller)."""
     if L > EXHAUSTIVE_MAX_L:
         return 2.0
     members = (np.arange(1, 2**L)[:, None] >> np.arange(L)) & 1     # every non-empty support B, one per row

@@ -7,12 +7,14 @@ choices, report headers, error messages) is generated from it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from dialeval.errors import DialevalError
+from dialeval.errors import describe as describe_value
 from dialeval.measures import nominal, ordinal
 from dialeval.measures._arrays import check_pair
 
@@ -23,6 +25,20 @@ SAKAI_2018 = ("T. Sakai. Comparing two binned probability distributions for info
 LIN_1991 = "J. Lin. Divergence measures based on the Shannon entropy. IEEE Trans. Inf. Theory 37(1), 1991."
 HIGASHINAKA_2016 = ("R. Higashinaka et al. The dialogue breakdown detection challenge: task description, "
                     "datasets, and evaluation metrics. LREC 2016.")
+
+
+SCALES = ("ordinal", "nominal")
+"""The scales a measure can respect: ordered bins, or bins with no order."""
+
+BOUNDS: dict[str, Callable[[int, float], float]] = {
+    "1": lambda L, c: 1.0,
+    "L-1": lambda L, c: float(L - 1),
+    "2/L": lambda L, c: 2.0 / L,
+    "c_L": lambda L, c: c,
+    "c_L (L-1)": lambda L, c: c * (L - 1),
+    "sqrt(c_L)": lambda L, c: float(np.sqrt(c)),
+}
+"""The upper ends a declared range may have, as functions of L bins and ``c_L`` (:data:`C_L_NOTE`)."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +56,13 @@ class Measure:
     aliases: tuple[str, ...] = ()
     range: tuple[str, str] = ("0", "1")   # may mention L, the number of bins, and c_L (BOUNDS)
     has_variant: bool = False
-    direction: str = "lower is better; 0 is a perfect match"
+    lower_is_better: bool = True
+
+    @property
+    def direction(self) -> str:
+        """The direction in words, from :attr:`lower_is_better` (reports, listings and the leaderboard read the
+        flag; this is its text)."""
+        return "lower is better; 0 is a perfect match" if self.lower_is_better else "higher is better"
 
     def __call__(self, pred: object, gold: object, *, variant: str = "paper") -> float | np.ndarray:
         p, q, single = check_pair(pred, gold)
@@ -61,6 +83,16 @@ class Measure:
     @property
     def upper_bound(self) -> str:
         return self.range[1]
+
+    def upper(self, L: int, variant: str = "paper") -> float:
+        """The declared range's upper end on ``L`` bins, a number (``c_L``: :func:`~dialeval.measures.ordinal.od_bound`
+        of ``L`` and ``variant``).
+
+        >>> get("rsnod").upper(3), round(get("rsnod").upper(5), 4), get("mse").upper(4)
+        (1.0, 1.0408, 0.5)
+        """
+        c = ordinal.od_bound(L, variant) if "c_L" in self.range[1] else 1.0
+        return BOUNDS[self.range[1]](L, c)
 
 
 def _declare() -> dict[str, Measure]:
@@ -130,13 +162,35 @@ def get(name: str) -> Measure:
 
 
 def register(measure: Measure) -> Measure:
-    """Add a measure (for plug-ins); its name and aliases must be new."""
-    for a in (measure.name, *measure.aliases):
+    """Add a measure (for plug-ins): its name and aliases must be new (names are case-insensitive, kept in lower
+    case), its scale one of :data:`SCALES` and its range's upper end one of :data:`BOUNDS`.
+
+    Raises
+    ------
+    DialevalError
+        For anything else, saying what was received and what is allowed.
+    """
+    if not isinstance(measure, Measure):
+        raise DialevalError(f"register() takes a Measure; received {describe_value(measure)}")
+    names_ = [measure.name, *measure.aliases]
+    if not all(isinstance(a, str) and a.strip() for a in names_):
+        raise DialevalError(f"measure names and aliases must be non-empty strings; received {names_!r}")
+    if measure.scale not in SCALES:
+        raise DialevalError(f"measure {measure.name!r}: scale {measure.scale!r} is not allowed; allowed are "
+                            + ", ".join(SCALES))
+    if measure.range[1] not in BOUNDS:
+        raise DialevalError(f"measure {measure.name!r}: range upper end {measure.range[1]!r} is not allowed; "
+                            "allowed are " + ", ".join(repr(b) for b in BOUNDS))
+    keys = [a.strip().lower() for a in names_]
+    for a in keys:
         if a in _ALIASES:
             raise DialevalError(f"measure name {a!r} is already registered")
-    MEASURES[measure.name] = measure
-    for a in (measure.name, *measure.aliases):
-        _ALIASES[a] = measure.name
+    name = keys[0]
+    if name != measure.name or keys[1:] != list(measure.aliases):
+        measure = dataclasses.replace(measure, name=name, aliases=tuple(keys[1:]))
+    MEASURES[name] = measure
+    for a in keys:
+        _ALIASES[a] = name
     return measure
 
 

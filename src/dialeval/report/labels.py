@@ -82,11 +82,23 @@ def column_title(column: str) -> str:
 def lower_is_better(column: str) -> bool:
     """The direction the registry states for the column's measure (names it does not know: lower is better)."""
     m = column_measure(column)
-    return True if m is None else m.direction.lower().startswith("lower")
+    return True if m is None else m.lower_is_better
 
 
 def direction_text(column: str) -> str:
     return "lower is better" if lower_is_better(column) else "higher is better"
+
+
+def directions_text(columns: list[str]) -> str:
+    """The direction of several columns in words: one phrase when they share it, else each column's.
+
+    >>> directions_text(["quality.nmd.A", "breakdown/jsd"])
+    'lower is better'
+    """
+    texts = {c: direction_text(c) for c in columns}
+    if len(set(texts.values())) <= 1:
+        return next(iter(texts.values()), "lower is better")
+    return "; ".join(f"{column_label(c)}: {t}" for c, t in texts.items())
 
 
 def match_columns(columns: object, wanted: object) -> list[str]:

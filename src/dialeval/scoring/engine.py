@@ -41,15 +41,7 @@ def worst(measure: str, L: int, variant: str = "paper") -> float:
     >>> worst("nmd", 5), worst("mse", 4), worst("rsnod", 3), round(worst("rsnod", 5), 4)
     (1.0, 0.5, 1.0, 1.0408)
     """
-    from dialeval.measures.ordinal import od_bound
-
-    up = get_measure(measure).range[1]
-    c = od_bound(L, variant) if "c_L" in up else 1.0
-    table = {"1": 1.0, "L-1": float(L - 1), "2/L": 2.0 / L, "c_L": c, "c_L (L-1)": c * (L - 1),
-             "sqrt(c_L)": float(np.sqrt(c))}
-    if up not in table:
-        raise DialevalError(f"measure {measure!r} declares an upper bound {up!r} that strict scoring cannot use")
-    return table[up]
+    return get_measure(measure).upper(L, variant)
 
 
 def check_options(alpha: float, average: str | None, rsnod_variant: str) -> None:

@@ -46,7 +46,7 @@ def column_info(column: str, task: str) -> dict:
     measure, label = declared_task(task).column_label(column)
     m = get_measure(measure)
     return {"name": column, "label": label, "measure": m.name, "title": m.title, "direction": m.direction,
-            "lower_is_better": m.direction.startswith("lower")}
+            "lower_is_better": m.lower_is_better}
 
 
 def _sort_key(column: str, task: str):
