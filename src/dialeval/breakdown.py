@@ -25,9 +25,11 @@ from __future__ import annotations
 import numpy as np
 
 from dialeval.errors import DialevalError
-from dialeval.measures import jsd as _jsd
+from dialeval.io.dbdc import BREAKDOWN_LEVELS
+from dialeval.measures import get as get_measure
+from dialeval.measures._arrays import check_pair
 
-LEVELS = ("O", "T", "X")
+LEVELS = BREAKDOWN_LEVELS
 MERGES = {"O,T,X": None, "O,T+X": ((0,), (1, 2)), "O+T,X": ((0, 1), (2,))}
 """The bin sets DBDC3 reports JSD and MSE on (None: the three bins as they are)."""
 
@@ -84,11 +86,12 @@ def dbdc3_scores(gold: np.ndarray, pred: np.ndarray, pred_labels: np.ndarray | N
     >>> s["accuracy"], s["X"]["recall"], s["T+X"]["recall"], s["labels"]
     (0.5, 0.0, 0.0, {'O': 1, 'T': 0, 'X': 1})
     """
-    g, p = np.asarray(gold, dtype=float), np.asarray(pred, dtype=float)
-    if g.ndim != 2 or g.shape[1] != 3 or g.shape != p.shape:
-        raise DialevalError(f"DBDC3 scores need two n x 3 arrays (O, T, X); received {g.shape} and {p.shape}")
-    if not len(g):
+    if not np.size(gold) or not np.size(pred):
         raise DialevalError("no turn to score with DBDC3's measures")
+    p, g, single = check_pair(pred, gold)   # normalised rows; NaN, negative and all-zero rows refused
+    if single or g.shape[1] != len(LEVELS):
+        raise DialevalError(f"DBDC3 scores need two n x 3 arrays (O, T, X); received {np.shape(gold)} and "
+                            f"{np.shape(pred)}")
     if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
         raise DialevalError(f"threshold {threshold!r} is not allowed; allowed are numbers in [0, 1]")
     gl = majority_labels(g, threshold)
@@ -112,6 +115,6 @@ def dbdc3_scores(gold: np.ndarray, pred: np.ndarray, pred_labels: np.ndarray | N
     }
     for name, groups in MERGES.items():
         a, b = _merge(g, groups), _merge(p, groups)
-        out["jsd"][name] = float(np.mean(_jsd(b, a)))
-        out["mse"][name] = float(np.mean(((a - b) ** 2).sum(axis=1) / a.shape[1]))
+        for m in ("jsd", "mse"):
+            out[m][name] = float(np.mean(get_measure(m).compute(b, a)))
     return out

@@ -151,5 +151,23 @@ def test_cli_table_and_json(tmp_path, capsys):
     assert d["X"]["precision"] == pytest.approx(ref["X"][0]) and d["jsd"]["O,T+X"] == pytest.approx(ref["jsd"][1])
     assert cli(["evaluate", str(tmp_path / "d1.labels.json"), gold, "--format", "table"]) == 0
     text = capsys.readouterr().out
-    assert "DBDC3 evaluation" in text and "F-measure (T+X)" in text and "JS divergence (O+T,X)" in text
+    assert "DBDC3 evaluation" in text and "F-measure (T+X)" in text
+    assert "Jensen-Shannon divergence (bits) on O+T,X" in text
     assert max(map(len, text.splitlines())) <= 80
+
+
+def test_dbdc3_scores_checks_its_distributions_and_scores_with_the_registry():
+    """Its MSE was its own, on rows as given: [[2, 1, 1]] against [[1, 1, 2]] gave 1.0733 (the registry's, on
+    the distributions: 0.0233); NaN, negative and all-zero rows were scored."""
+    from dialeval import measures
+    from dialeval.breakdown import dbdc3_scores
+    from dialeval.errors import DialevalError
+
+    s = dbdc3_scores(np.array([[2.0, 1, 1]]), np.array([[1.0, 1, 2]]))
+    assert s["mse"]["O,T,X"] == pytest.approx(measures.mse([1, 1, 2], [2, 1, 1]), abs=1e-15)
+    assert s["mse"]["O,T,X"] == pytest.approx(((0.5 - 0.25) ** 2 + 0 + (0.25 - 0.5) ** 2) / 3, abs=1e-15)
+    for bad, words in (([[np.nan, 1, 1]], "NaN"), ([[-1, 1, 1]], "negative"), ([[0, 0, 0]], "all zero")):
+        with pytest.raises(DialevalError, match=words):
+            dbdc3_scores(np.array(bad, dtype=float), np.array([[1.0, 1, 1]]))
+    with pytest.raises(DialevalError, match=r"need two n x 3 arrays \(O, T, X\); received \(1, 2\)"):
+        dbdc3_scores(np.array([[1.0, 1]]), np.array([[1.0, 1]]))

@@ -8,6 +8,7 @@ from rich.table import Table
 from dialeval.breakdown import LEVELS, dbdc3_scores
 from dialeval.cli._corpus_io import fmt_num
 from dialeval.io.dbdc import BREAKDOWN
+from dialeval.measures import get as get_measure
 from dialeval.scoring import PreparedGold
 from dialeval.scoring.layouts import AlignedRun
 
@@ -40,7 +41,7 @@ def dbdc3_table(d: dict) -> Table:
         t.add_row(f"precision ({key})", fmt_num(r["precision"], 6), f"{r['true_positives']}/{r['predicted']}")
         t.add_row(f"recall ({key})", fmt_num(r["recall"], 6), f"{r['true_positives']}/{r['gold']}")
         t.add_row(f"F-measure ({key})", fmt_num(r["f_measure"], 6), "")
-    for m, title in (("jsd", "JS divergence"), ("mse", "mean squared error")):
+    for m in ("jsd", "mse"):
         for bins, v in d[m].items():
-            t.add_row(f"{title} ({bins})", fmt_num(v, 6), "")
+            t.add_row(f"{get_measure(m).title} on {bins}", fmt_num(v, 6), "")
     return t
