@@ -101,7 +101,10 @@ def test_prior_cv_matches_scores_of_hand_made_predictions(en60_records, en60, tm
     assert [x["id"] for x in full] == [x["id"] for x in en60_records]
     pooled = dialeval.evaluate(full, en60)
     assert r.pooled["nugget.jsd"] == pytest.approx(pooled["nugget"]["jsd"])
-    assert json.loads(json.dumps(r.to_dict()))["interval_method"].startswith("t-interval")
+    report = json.loads(json.dumps(r.to_dict()))
+    assert report["interval_method"].startswith("t-interval")
+    assert report["scoring"] == pooled["settings"]   # the report says how it scored, and with which version
+    assert report["scoring"]["dialeval_version"] == dialeval.__version__ and report["scoring"]["alpha"] == 0.5
 
 
 def test_same_folds_for_every_kind_and_deterministic(en60):

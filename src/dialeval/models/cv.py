@@ -116,6 +116,9 @@ class CVResult:
     runs: list[str] = field(default_factory=list)
     trained_on: list[str] = field(default_factory=list)
     """The files each fold's model was trained on (their dialogues outside the fold); [] means ``source``."""
+    scoring: dict = field(default_factory=dict)
+    """How the folds were scored: the scorer's settings (alpha where ND weights its senders, strict, the RSNOD
+    variant, each task's measures and averaging) and the dialeval version (:attr:`Scores.settings`)."""
 
     def flat(self) -> list[tuple[str, list[float]]]:
         """``[(column, [fold scores])]`` in column order, for tables."""
@@ -250,7 +253,8 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
     results = []
     for p in parts:
         pooled_records = [p["records"][i] for i in p["ids"]]
-        pooled = column_means(pooled_records, p["gold"])
+        pooled_scores = score(pooled_records, p["gold"])
+        pooled = pooled_scores.means()
         if p["out"] is not None:
             make_folder(p["out"], "the held-out runs (--runs-out)")
             path = p["out"] / f"cv-{kind}.json"
@@ -264,7 +268,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
         interval = {c: t_interval([s[c] for s in scores]) for c in cols}
         results.append(CVResult(kind, folds, p["subtasks"], seed, params, len(p["ids"]), cols, scores, p["sizes"],
                                 list(seconds), mean, interval, pooled, p["corpus"].source, p["runs"],
-                                [str(q["corpus"].source) for q in parts]))
+                                [str(q["corpus"].source) for q in parts], dict(pooled_scores.settings)))
     return results
 
 
