@@ -12,6 +12,7 @@ from dialeval.cli.serve import DB_HELP
 from dialeval.errors import DialevalError
 from dialeval.service.config import database_url, utcnow
 from dialeval.service.errors import ServiceError
+from dialeval.service.leaderboard.quota import DAILY_LIMIT, TOTAL_LIMIT
 from dialeval.service.leaderboard.runs import SUBTASKS
 
 Subtask = choice_enum("Subtask", SUBTASKS)
@@ -64,8 +65,8 @@ def create_task_cmd(
     seed: int | None = typer.Option(None, help="Only for a reproducible split (tests): anyone who knows the seed "
                                     "and the ids can recompute the hidden half. Default: the split is drawn from "
                                     "a secret the server generates and never shows."),
-    daily_limit: int = typer.Option(5, help="Scored runs per team per UTC day."),
-    total_limit: int = typer.Option(50, help="Scored runs per team in all."),
+    daily_limit: int = typer.Option(DAILY_LIMIT, help="Scored runs per team per UTC day."),
+    total_limit: int = typer.Option(TOTAL_LIMIT, help="Scored runs per team in all."),
     deadline: str | None = typer.Option(None, help="ISO time with zone after which runs are refused."),
     rank_by: str | None = typer.Option(None, help="Column picking a team's best run (default: the first "
                                        "column of the task's main measure)."),

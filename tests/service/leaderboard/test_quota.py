@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from dialeval.errors import DialevalError
 from dialeval.service.leaderboard.quota import after_accepting, decide
 
 T = datetime(2026, 5, 10, 22, 30, tzinfo=UTC)
@@ -51,12 +52,12 @@ def test_after_accepting_counts_the_new_submission():
 @pytest.mark.parametrize("bad", [dict(daily_limit=-1, total_limit=5), dict(daily_limit=1.5, total_limit=5),
                                  dict(daily_limit=True, total_limit=5)])
 def test_bad_limits_are_refused(bad):
-    with pytest.raises(ValueError, match="must be an integer >= 0"):
+    with pytest.raises(DialevalError, match="must be an integer >= 0"):
         decide(T, [], **bad)
 
 
 def test_naive_times_are_refused():
-    with pytest.raises(ValueError, match="aware datetime"):
+    with pytest.raises(DialevalError, match="aware datetime"):
         decide(T.replace(tzinfo=None), [], daily_limit=5, total_limit=5)
-    with pytest.raises(ValueError, match="aware datetime"):
+    with pytest.raises(DialevalError, match="aware datetime"):
         decide(T, [T.replace(tzinfo=None)], daily_limit=5, total_limit=5)

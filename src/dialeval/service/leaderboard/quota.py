@@ -13,6 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from dialeval.errors import DialevalError
+
+DAILY_LIMIT = 5
+"""Scored submissions per team, task and UTC day unless the organiser sets another (STC-3's number)."""
+TOTAL_LIMIT = 50
+"""Scored submissions per team and task in all unless the organiser sets another (STC-3's number)."""
+
 
 @dataclass(frozen=True)
 class Quota:
@@ -40,7 +47,7 @@ class Quota:
 
 def _check_time(t: object, what: str) -> datetime:
     if not isinstance(t, datetime) or t.tzinfo is None:
-        raise ValueError(f"{what} must be an aware datetime (UTC), received {t!r}")
+        raise DialevalError(f"{what} must be an aware datetime (UTC), received {t!r}")
     return t.astimezone(UTC)
 
 
@@ -72,7 +79,7 @@ def decide(now: datetime, earlier: Sequence[datetime], *, daily_limit: int, tota
     """
     for name, v in (("daily_limit", daily_limit), ("total_limit", total_limit)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"{name} must be an integer >= 0, received {v!r}")
+            raise DialevalError(f"{name} must be an integer >= 0, received {v!r}")
     now = _check_time(now, "now")
     today = now.date()
     used_today = sum(1 for t in earlier if _check_time(t, "a submission time").date() == today)

@@ -25,6 +25,7 @@ from dialeval.progress import track
 from dialeval.scoring import PreparedGold
 from dialeval.service.db import Database
 from dialeval.service.errors import Conflict, NotFound
+from dialeval.service.leaderboard.quota import DAILY_LIMIT, TOTAL_LIMIT
 from dialeval.service.leaderboard.runs import SUBTASKS, columns_of, read_run, run_layout, score_run
 from dialeval.service.leaderboard.tables import Submission, SubmissionFile, Task, TaskGold
 from dialeval.service.leaderboard.uploaded import gold_from_bytes
@@ -87,8 +88,8 @@ def _check_limit(v: object, what: str) -> int:
 
 
 def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: str, now: datetime, *,
-                public_fraction: float = 0.5, seed: int | None = None, daily_limit: int = 5, total_limit: int = 50,
-                deadline: datetime | None = None, rank_by: str | None = None) -> Task:
+                public_fraction: float = 0.5, seed: int | None = None, daily_limit: int = DAILY_LIMIT,
+                total_limit: int = TOTAL_LIMIT, deadline: datetime | None = None, rank_by: str | None = None) -> Task:
     """Create a task from the bytes of a gold file: any annotated corpus dialeval reads, in one file or a ZIP
     of its folder (:mod:`dialeval.service.leaderboard.uploaded`).
 
