@@ -33,6 +33,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from dialeval.errors import DialevalError
+
 EXACT_MAX_N = 33
 """Largest n (no ties) whose p-value is exact; above it, the normal approximation (as scipy's ``auto``)."""
 
@@ -78,7 +80,7 @@ def kendall_b(x: object, y: object) -> KendallB:
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     n = a.size
     if a.shape != (n,) or b.shape != (n,) or n < 2:
-        raise ValueError(f"kendall_b needs two 1-d vectors of the same length >= 2; received shapes {a.shape}, "
+        raise DialevalError(f"kendall_b needs two 1-d vectors of the same length >= 2; received shapes {a.shape}, "
                          f"{b.shape}")
     iu, ju = np.triu_indices(n, k=1)
     dx, dy = np.sign(a[iu] - a[ju]), np.sign(b[iu] - b[ju])

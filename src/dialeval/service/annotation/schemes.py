@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 
 from dialeval.corpus import Dialogue, Scale
-from dialeval.errors import describe
+from dialeval.errors import DialevalError, describe
 from dialeval.io import conture, dbdc, stc3, wochat
 
 DIGITS = "123456789"
@@ -175,7 +175,7 @@ def level_keys(levels: tuple[str, ...]) -> tuple[str, ...]:
     if all(re.fullmatch(r"-?[0-9]", v) for v in levels) and len(set(levels)) == len(levels):
         return tuple(levels)
     if len(levels) > len(DIGITS):
-        raise ValueError(f"a choice of {len(levels)} levels has no key for each; allowed are up to {len(DIGITS)}")
+        raise DialevalError(f"a choice of {len(levels)} levels has no key for each; allowed are up to {len(DIGITS)}")
     return tuple(DIGITS[:len(levels)])
 
 
@@ -222,7 +222,7 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in (
 
 
 def get_scheme(name: str) -> Scheme:
-    """The scheme called ``name``; a ValueError naming the allowed ones otherwise."""
+    """The scheme called ``name``; a DialevalError naming the allowed ones otherwise."""
     if name not in SCHEMES:
-        raise ValueError(f"annotation scheme {describe(name)} is not allowed; allowed are " + ", ".join(SCHEMES))
+        raise DialevalError(f"annotation scheme {describe(name)} is not allowed; allowed are " + ", ".join(SCHEMES))
     return SCHEMES[name]
