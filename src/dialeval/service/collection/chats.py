@@ -272,6 +272,9 @@ def answer(db: Database, c: Collection, inv: Invitation, session_id: int, clock:
     ``known``: the session and its turns as :func:`add_turn` returned them (else they are read). Returns
     ``(session, turn, "")``, or ``(session, None, message)`` when the engine failed (the message is kept on
     the session until a reply arrives), or ``(session, None, "")`` when no reply is awaited.
+
+    The reply is made storable by :func:`.sessions.usable_reply` (cut to the participant's limit, control
+    characters and bidi controls removed) rather than refused: the engine would answer the same at every retry.
     """
     if known is None:
         with db.read() as s:
@@ -286,7 +289,7 @@ def answer(db: Database, c: Collection, inv: Invitation, session_id: int, clock:
                         [Turn(t.speaker.lower(), [t.utterance]) for t in rows])
     t0 = time.perf_counter()
     try:
-        text = sessions.clean_utterance(engine_of(c).reply(dialogue))
+        text = sessions.usable_reply(engine_of(c).reply(dialogue))  # cut and cleaned, never refused
         error = ""
     except EngineError as e:
         text, error = None, f"{e}; your message is saved, ask again with Retry"

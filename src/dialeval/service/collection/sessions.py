@@ -217,9 +217,8 @@ def clean_utterance(text: object) -> str:
     (:class:`Invalid`, 422)."""
     if not isinstance(text, str):
         raise Invalid(f"utterance {describe(text)} is not text")
-    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
-    if not text or all(c.isspace() or unicodedata.category(c) == "Cf" for c in text):
-        # blanks only, or invisible format characters only (U+200B, U+FEFF...): nothing an annotator can read
+    text = _line_ends(text).strip()
+    if _unreadable(text):
         raise Invalid("the utterance is empty (or invisible characters only); write something")
     if len(text) > MAX_UTTERANCE:
         raise Invalid(f"the utterance has {len(text)} characters; at most {MAX_UTTERANCE} are allowed")
@@ -229,6 +228,38 @@ def clean_utterance(text: object) -> str:
     if problem := bidi_problem(text):
         raise Invalid(f"the utterance {problem}")
     return text
+
+
+def usable_reply(text: object) -> str:
+    r"""A chat engine's reply made into an utterance :func:`clean_utterance` allows, instead of refused: the
+    engine cannot "remove it" as a participant can, and the same reply would be refused at every retry.
+
+    What :func:`clean_utterance` refuses is removed (control characters and lone surrogates, :data:`_CTRL`;
+    bidi embeddings, overrides and isolates, :data:`_BIDI_CONTROL`), line ends are made ``\n`` (tabs and
+    newlines stay, as in a participant's turn), and the text is cut to :data:`MAX_UTTERANCE` characters.
+    A reply that is not text, or has nothing readable left, is refused (:class:`Invalid`).
+
+    >>> usable_reply(" a\x00b\u202ec\r\nd\te ")
+    'abc\nd\te'
+    >>> len(usable_reply("x" * 3000)) == MAX_UTTERANCE
+    True
+    """
+    if not isinstance(text, str):
+        raise Invalid(f"the reply {describe(text)} is not text")
+    text = _BIDI_CONTROL.sub("", _CTRL.sub("", _line_ends(text))).strip()[:MAX_UTTERANCE].rstrip()
+    if _unreadable(text):
+        raise Invalid("the reply is empty (or invisible characters only) once control characters and bidi "
+                      "controls are removed")
+    return clean_utterance(text)
+
+
+def _line_ends(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _unreadable(text: str) -> bool:
+    """Blanks only, or invisible format characters only (U+200B, U+FEFF...): nothing an annotator can read."""
+    return not text or all(c.isspace() or unicodedata.category(c) == "Cf" for c in text)
 
 
 def bidi_problem(text: str, *, where: bool = False) -> str | None:

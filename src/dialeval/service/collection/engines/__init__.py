@@ -10,7 +10,10 @@ scheme         spec                                        module
 
 ``dialogue`` is a :class:`dialeval.corpus.Dialogue` (its id, and turns with sender ``user``/``system``).
 An engine that fails or is too slow raises :class:`EngineError` with a message for the participant; the
-participant's turn is already stored by then, and the page offers to ask again.
+participant's turn is already stored by then, and the page offers to ask again. Over HTTP the collection's
+timeout is one deadline for the whole exchange and an answer's size is capped (:mod:`.http`). A reply is made
+storable by :func:`dialeval.service.collection.sessions.usable_reply` (cut to the participant's limit, control
+characters removed), never refused for its length or characters.
 
 Examples
 --------
