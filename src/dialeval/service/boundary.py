@@ -2,7 +2,8 @@
 
 Every answer's message is printable UTF-8 (a lone surrogate in a user's id would otherwise make the JSON
 encoder fail: a 500) and bounded in length; FastAPI's own 422s never echo the received input; a multipart
-request with two ``file`` (or ``gold``) parts is refused instead of silently scoring one of them; a ``HEAD``
+request with two ``file`` (or ``gold``) parts is refused instead of silently scoring one of them, and a ``file``
+sent as a plain field (no filename) is told to be a file upload; a ``HEAD``
 request is answered as its ``GET`` would be, without the body (HTTP requires it of every ``GET`` route).
 """
 
@@ -16,7 +17,8 @@ from dialeval.service.errors import Invalid
 
 MAX_DETAIL = 2000
 """Longest message in an answer (user values inside are cut to ~100 characters already)."""
-FILE_FIELDS = ("file", "gold")
+FILE_FIELDS = {"file": "run.json", "gold": "gold.json"}
+"""The upload parts of the service's forms, each with a file name for the examples of messages."""
 
 
 def detail(message: str) -> str:
@@ -39,10 +41,23 @@ def close_reason(message: str) -> str:
 
 
 def validation_errors(e: RequestValidationError) -> list[dict]:
-    """FastAPI's 422 items without the received input (never echoed) and with cut, printable strings."""
+    """FastAPI's 422 items without the received input (never echoed) and with cut, printable strings; a file
+    part sent as a plain field is told how to send a file (:func:`_message`)."""
     return [{"loc": [quote(x) if isinstance(x, str) else x for x in err.get("loc", ())],
-             "msg": quote(str(err.get("msg", "invalid")), 300), "type": quote(str(err.get("type", "")))}
+             "msg": quote(_message(err), 300), "type": quote(str(err.get("type", "")))}
             for err in e.errors()[:10]]
+
+
+def _message(err: dict) -> str:
+    """The message of one of FastAPI's 422 items. A ``file`` (or ``gold``) part sent without a filename
+    (``curl -F 'file=[]'``, or a urlencoded form) reaches the route as text, and FastAPI would answer "Value
+    error, Expected UploadFile, received: <class 'str'>"."""
+    loc = tuple(err.get("loc", ()))
+    if len(loc) == 2 and loc[0] == "body" and loc[1] in FILE_FIELDS and isinstance(err.get("input"), str):
+        field = loc[1]
+        return (f"the '{field}' part was sent as a plain form field ({len(err['input'])} characters, no filename); "
+                f"it must be a file upload, e.g. curl -F '{field}=@{FILE_FIELDS[field]}'")
+    return str(err.get("msg", "invalid"))
 
 
 class HeadAsGet:

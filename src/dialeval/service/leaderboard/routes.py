@@ -28,7 +28,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from dialeval.errors import DialevalError
 from dialeval.service import teams
-from dialeval.service.bearer import AdminRoute, Token, token_of
+from dialeval.service.bearer import AdminRoute, AuthenticatedTeam, TeamRoute, Token, token_of
 from dialeval.service.boundary import detail, one_file_part
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
@@ -85,19 +85,23 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
                                                                  on_leaderboard=on_leaderboard,
                                                                  form_nonce=form_nonce))
 
-    @router.post("/api/tasks/{task}/submissions", status_code=201, tags=["submissions"],
-                 dependencies=[Depends(one_file_part)])
-    async def submit(task: str, cred: Token, file: UploadFile = File(..., description="The run file (JSON)."),
+    uploads = APIRouter(route_class=TeamRoute)  # the team's token is checked before the body is read
+
+    @uploads.post("/api/tasks/{task}/submissions", status_code=201, tags=["submissions"],
+                  dependencies=[Depends(one_file_part)])
+    async def submit(task: str, cred: Token, team: AuthenticatedTeam,
+                     file: UploadFile = File(..., description="The run file (JSON)."),
                      leaderboard: bool = Form(True, description="false: keep this run off the leaderboard.")
                      ) -> dict:
         """Score a run: scores on the public half only before close; the quota left after it.
 
-        401 bad token, 403 team awaiting approval, 404 unknown task, 409 closed, 413 too large, 422 invalid
-        run (the scorer's message; it does not count), 429 quota spent (``Retry-After`` when the daily quota
-        renews), 503 the scoring process failed (it does not count).
+        401 bad token (whatever the body holds), 403 team awaiting approval, 404 unknown task, 409 closed,
+        413 too large, 422 invalid run (the scorer's message; it does not count), 429 quota spent
+        (``Retry-After`` when the daily quota renews), 503 the scoring process failed (it does not count).
         """
-        team = await run_in_threadpool(teams.authenticate, db, token_of(cred))
         return await score_and_store(team, task, file, leaderboard)
+
+    router.include_router(uploads)
 
     @router.post("/api/tasks/{task}/submissions/{submission_id}/choose", tags=["submissions"])
     def choose(task: str, submission_id: int, cred: Token) -> dict:
