@@ -34,6 +34,7 @@ from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError, status_of
 from dialeval.service.leaderboard import board, submissions, tasks
+from dialeval.service.leaderboard.quota import DAILY_LIMIT, TOTAL_LIMIT
 from dialeval.service.leaderboard.runs import SUBTASKS
 from dialeval.service.leaderboard.scoring_pool import Scorer
 from dialeval.service.pages import FORM_NONCE_MAX, FORM_NONCE_PATTERN, new_form_nonce
@@ -124,7 +125,7 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
                           public_fraction: float = Form(0.5),
                           seed: int | None = Form(None, description="Only for a reproducible split (tests); "
                                                   "default: drawn from a secret the server keeps."),
-                          daily_limit: int = Form(5), total_limit: int = Form(50)) -> dict:
+                          daily_limit: int = Form(DAILY_LIMIT), total_limit: int = Form(TOTAL_LIMIT)) -> dict:
         """Create a task from a gold file (organiser token)."""
         data = read_upload(gold.file, settings.max_upload_bytes)
         t = tasks.create_task(db, name, subtask, data, gold.filename or "gold.json", clock(),
