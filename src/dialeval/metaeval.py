@@ -20,6 +20,7 @@ from dialeval.corpus import Corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.io._files import as_path, load_json_document, read_bounded
 from dialeval.io.atomic import atomic_path, output_format
+from dialeval.io.stc3 import dialogue_id
 from dialeval.io.text import csv_rows
 from dialeval.progress import track
 from dialeval.stats import correlate
@@ -183,9 +184,7 @@ def read_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | N
         if not isinstance(data, list):
             raise DialevalError("expected a JSON array of {id, score} or {id, turns: [{turn, score}]}", file=file)
         for i, rec in enumerate(data):
-            if not isinstance(rec, dict) or "id" not in rec:
-                raise DialevalError(f"item {i} is not an object with an 'id'", file=file, field=f"[{i}]")
-            did = str(rec["id"])
+            did = dialogue_id(rec, i, file)   # the run readers' rule: a string (or an integer) id
             if "score" in rec and "turns" in rec:
                 raise DialevalError("both 'score' and 'turns'; give one", file=file, dialogue=did, field=f"[{i}]")
             if "score" in rec:

@@ -58,6 +58,8 @@ def _err(capsys):
      "s.json: dialogue 0: [0].turns[0].turn: turn '1' is not allowed; allowed are integers >= 0"),
     ([{"id": "0", "turns": [{"turn": True, "score": 2}]}],
      "s.json: dialogue 0: [0].turns[0].turn: turn True is not allowed; allowed are integers >= 0"),
+    ([{"id": True, "score": 1}], "s.json: id: item 0: id True must be a string"),   # was read as the id 'True'
+    ([{"id": ["d1"], "score": 1}], "s.json: id: item 0: id ['d1'] must be a string"),
 ])
 def test_json_repeats_and_bad_turns_are_refused(tmp_path, records, message):
     p = _write(tmp_path, "s.json", records)
