@@ -10,6 +10,8 @@ import csv
 import math
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -45,6 +47,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """A temporary path beside ``path`` (same suffix, so tools that read it, like matplotlib, still work),
     renamed onto ``path`` when the block ends without error.
 
+    A symbolic link is followed: its target is replaced (beside the target), the link stays. A path that is not a
+    regular file (a named pipe, ``/dev/stdout``, ``/dev/null``) is written through once the block ends, from a
+    temporary file elsewhere: a rename would replace the pipe or the device itself with a file.
+
     Raises
     ------
     DialevalError
@@ -61,11 +67,37 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     ('done', ['out.txt'])
     """
     path = check_output_file(path)
+    if path.exists() and not path.is_file():   # (through a link too)
+        with _written_through(path) as tmp:
+            yield tmp
+        return
+    if path.is_symlink():
+        path = check_output_file(os.path.realpath(path))
     tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
     try:
         yield tmp
         os.replace(tmp, path)
     except OSError as e:   # the temporary file's name is ours, not the user's: the error names the target
+        if e.filename is None or os.fspath(e.filename) not in (str(tmp), str(path)):
+            raise
+        raise DialevalError(f"cannot write: {e.strerror}", file=str(path)) from None
+    finally:
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def _written_through(path: Path) -> Iterator[Path]:
+    """A temporary file (in the system's temporary folder) whose bytes are copied into ``path``, a pipe or a
+    device, when the block ends without error."""
+    fd, name = tempfile.mkstemp(prefix="dialeval-", suffix=path.suffix)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        with open(tmp, "rb") as src, open(path, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    except OSError as e:
         if e.filename is None or os.fspath(e.filename) not in (str(tmp), str(path)):
             raise
         raise DialevalError(f"cannot write: {e.strerror}", file=str(path)) from None

@@ -1,0 +1,55 @@
+"""Outputs written through a link, into a pipe or a device: a probe found them replaced by a regular file (as
+root, ``-o /dev/full`` destroyed the device node), and ``-o /dev/stdout`` printed nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from dialeval.io.atomic import atomic_path
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+
+
+def test_a_link_is_followed_and_stays_a_link(tmp_path):
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    with atomic_path(link) as tmp:
+        tmp.write_text("new")
+    assert link.is_symlink() and real.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.txt", "real.txt"]
+    dangling = tmp_path / "dangling.txt"
+    dangling.symlink_to(tmp_path / "made.txt")
+    with atomic_path(dangling) as tmp:
+        tmp.write_text("made")
+    assert dangling.is_symlink() and (tmp_path / "made.txt").read_text() == "made"
+
+
+def test_a_named_pipe_is_written_into_not_replaced(tmp_path):
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    with atomic_path(fifo) as tmp:
+        tmp.write_text("through the pipe")
+    reader.join(10)
+    assert got == [b"through the pipe"]
+    assert not fifo.is_file() and fifo.exists()   # still a pipe
+
+
+def test_gold_to_dev_stdout_prints_the_document(tmp_path):
+    demo = os.path.join(os.path.dirname(__file__), "..", "..", "src", "dialeval", "data", "demo", "gold.json")
+    link = tmp_path / "so"
+    link.symlink_to("/dev/stdout")
+    r = subprocess.run([sys.executable, "-m", "dialeval", "gold", demo, "-o", str(link)], capture_output=True,
+                       text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.lstrip().startswith("{") and '"dialeval": "gold"' in r.stdout
+    assert link.is_symlink()
