@@ -111,3 +111,19 @@ def test_statistics_without_units_are_the_same_for_tiny_values(k):
     assert (tk.statistic, tk.pvalue, tk.effect_size) == (t.statistic, t.pvalue, t.effect_size)
     assert (tk.mean_diff, tk.ci.low, tk.ci.high, tk.margin) == (t.mean_diff * k, t.ci.low * k, t.ci.high * k,
                                                                 t.margin * k)
+
+
+def test_a_huge_B_is_refused_before_any_memory_is_asked_for():
+    """-B 99999999999999 asked numpy for 728 TiB and ended in a MemoryError traceback (compare, stats tukey,
+    correlate)."""
+    from dialeval.errors import DialevalError
+    from dialeval.stats import bootstrap_ci, correlate, randomized_tukey_hsd
+    from dialeval.stats._common import MAX_B, check_B
+
+    assert check_B(MAX_B) == MAX_B
+    for call in (lambda B: check_B(B), lambda B: bootstrap_ci([0.1, 0.2, 0.3], B=B),
+                 lambda B: correlate([1, 2, 3, 4], [1, 3, 2, 4], B=B),
+                 lambda B: randomized_tukey_hsd(np.eye(3), B=B)):
+        with pytest.raises(DialevalError, match=r"B = 99999999999999 is not allowed; allowed are integers 1 to "
+                                                r"10,000,000 \(1,000 to 100,000 are usual\)"):
+            call(99_999_999_999_999)

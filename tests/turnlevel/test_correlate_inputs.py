@@ -169,7 +169,7 @@ def test_global_options_are_checked_once_by_name(tmp_path, capsys, option, messa
 
 
 def test_library_checks_settings_before_any_dimension():
-    with pytest.raises(DialevalError, match=r"^B = 0 is not allowed; allowed are integers >= 1$"):
+    with pytest.raises(DialevalError, match=r"^B = 0 is not allowed; allowed are integers 1 to 10,000,000 "):
         correlate_with_humans({"a": 1.0}, {"x": {"a": 1.0}}, levels=("dialogue",), B=0)
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import os
 import re
 import sys
 
@@ -155,18 +157,23 @@ def _choices(p: click.Parameter) -> list[str]:
     return [str(getattr(c, "value", c)) for c in given or ()]
 
 
+INTERRUPTED = 130
+"""The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it), after ``error: interrupted``."""
+BROKEN_PIPE = 141
+"""The exit status when the reader of the output went away (``dialeval measures | head -1``): 128 + SIGPIPE,
+silent, as Unix tools end then."""
+
+
 def run(argv: list[str] | None = None) -> int:
-    """Run the CLI and return the exit status (0 ok, 1 a failed check, 2 a user error)."""
+    """Run the CLI and return the exit status (0 ok, 1 a failed check, 2 a user error, :data:`INTERRUPTED`,
+    :data:`BROKEN_PIPE`)."""
     try:
         with warnings_as_lines(DialevalWarning):  # dialeval's own warnings read as `warning: ...` lines
             rv = _tidy_help(typer.main.get_command(app)).main(args=argv, prog_name="dialeval", standalone_mode=False)
     except DialevalError as e:
         return _fail(str(e))
     except _EXITS as e:
-        code = int(getattr(e, "exit_code", 0) or 0)
-        if code == 130:   # Ctrl-C, as click reports it: said, not silent (a folder --out resumes when run again)
-            print("error: interrupted", file=sys.stderr)
-        return code
+        rv = int(getattr(e, "exit_code", 0) or 0)
     except _ABORTS:
         return _fail("aborted")
     except _USAGE_ERRORS as e:
@@ -174,11 +181,28 @@ def run(argv: list[str] | None = None) -> int:
         if not message.strip() and type(e).__name__ == "NoArgsIsHelpError":
             return 0  # a bare `dialeval` (or command group): the help was printed, nothing went wrong
         return _fail(message)
+    except BrokenPipeError:
+        return _broken_pipe()
     except OSError as e:   # a path that exists as the wrong kind, a full disk, a refused connection
         return _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))
     except KeyboardInterrupt:
-        return _fail("interrupted")
+        rv = INTERRUPTED
+    except MemoryError:
+        return _fail("not enough memory for this run (fewer resamples, runs or dialogues may fit)")
+    except SystemExit as e:   # click's and rich's answer to a broken pipe (no command of dialeval exits itself)
+        if e.code == 1:
+            return _broken_pipe()
+        raise
+    if rv == INTERRUPTED:   # Ctrl-C, as typer reports it: said, not silent (a folder --out resumes when run again)
+        print("error: interrupted", file=sys.stderr)
     return rv if isinstance(rv, int) else 0
+
+
+def _broken_pipe() -> int:
+    """The reader of the output went away: end quietly (nothing more can be shown), as Unix tools do."""
+    with contextlib.suppress(OSError):   # later flushes of the closed stdout fail too: send them nowhere
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return BROKEN_PIPE
 
 
 def main() -> None:

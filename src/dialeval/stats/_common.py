@@ -79,6 +79,11 @@ def check_level(level: float) -> float:
     return float(level)
 
 
+MAX_B = 10_000_000
+"""The most resamples a procedure takes: each keeps a number per resample (10 million: 80 MB); 10**14 asked for
+728 TiB and ended in a MemoryError."""
+
+
 class ResamplingWarning(DialevalWarning):
     """Too few resamples (``B``) for the confidence level or significance level asked: the result is not the
     quantile or the decision it claims to be (see :func:`check_B`)."""
@@ -99,8 +104,9 @@ def check_B(B: int, *, minimum: int = 1, level: float | None = None, alpha: floa
     These are floors, not recommendations: 1,000 or more resamples are usual for 95% intervals, and p-values
     near ``alpha`` have a Monte Carlo error of about ``sqrt(alpha (1 - alpha) / B)``.
     """
-    if isinstance(B, bool) or not isinstance(B, int | np.integer) or minimum > B:
-        raise DialevalError(f"B = {describe(B)} is not allowed; allowed are integers >= {minimum}")
+    if isinstance(B, bool) or not isinstance(B, int | np.integer) or not minimum <= B <= MAX_B:
+        raise DialevalError(f"B = {describe(B)} is not allowed; allowed are integers {minimum} to {MAX_B:,} (1,000 "
+                            "to 100,000 are usual)")
     B = int(B)
     for problem in resampling_problems(B, level=level, alpha=alpha):
         warnings.warn(problem, ResamplingWarning, stacklevel=3)
