@@ -213,6 +213,54 @@ def refuse_other_corpora(paths: Iterable[Path]) -> None:
                                 f"process, e.g. `dialeval predict {shlex.quote(str(f))} --out run.json`", file=str(f))
 
 
+def _free_folder(out: Path) -> Path:
+    """A folder name beside ``out`` that does not exist yet (``preds-2``, ``preds-3``...), to suggest."""
+    n = 2
+    while (free := out.with_name(f"{out.name}-{n}")).exists():
+        n += 1
+    return free
+
+
+def _same_file(a: object, b: Path) -> bool:
+    try:
+        return isinstance(a, str) and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _subtasks_text(subtasks: object) -> str:
+    return "+".join(map(str, subtasks)) if isinstance(subtasks, list | tuple) else str(subtasks)
+
+
+def _differences(old: dict, new: dict) -> list[str]:
+    """What differs between an earlier run's manifest header and this run's, as the user sees it.
+
+    Examples
+    --------
+    >>> m = {"name": "m", "kind": "prior", "subtasks": ["quality"], "sha256": "1"}
+    >>> _differences({"dialeval_version": "1", "model": m, "subtasks": ["quality"], "chunk_dialogues": 256},
+    ...              {"dialeval_version": "1", "model": {**m, "sha256": "2"}, "subtasks": ["nugget"],
+    ...               "chunk_dialogues": 256})  # doctest: +NORMALIZE_WHITESPACE
+    ['its model m has changed since (its files differ: trained again?)',
+     'it predicted subtasks quality, this run nugget']
+    """
+    diffs = []
+    if old["dialeval_version"] != new["dialeval_version"]:
+        diffs.append(f"it was written by dialeval {old['dialeval_version']}, this is {new['dialeval_version']}")
+    before, now = old["model"] if isinstance(old["model"], dict) else {}, new["model"]
+    if before.get("name") != now["name"]:
+        diffs.append(f"it was predicted by the model {before.get('name')}, this run by {now['name']}")
+    elif before != now:
+        diffs.append(f"its model {now['name']} has changed since (its files differ: trained again?)")
+    if old["subtasks"] != new["subtasks"]:
+        diffs.append(f"it predicted subtasks {_subtasks_text(old['subtasks'])}, this run "
+                     f"{_subtasks_text(new['subtasks'])}")
+    if old["chunk_dialogues"] != new["chunk_dialogues"]:
+        diffs.append(f"it predicted chunks of {old['chunk_dialogues']} dialogues, this version "
+                     f"{new['chunk_dialogues']}")
+    return diffs
+
+
 class Plan:
     """The shards of one ``predict_many`` call: which are done (manifest checksums match) and which to do."""
 
@@ -227,36 +275,100 @@ class Plan:
         self.files = expand_inputs(given)
         refuse_other_corpora(f for f in self.files if not f.name.lower().endswith(STREAMED_ONLY))
         self.names = output_names(self.files)
+        if os.fspath(out) == "":
+            raise DialevalError("--out '' is empty; give the folder of the output shards (a new one, or one an "
+                                "earlier run of the same settings wrote, to resume it)")
         self.out = Path(out)
         if self.out.exists() and not self.out.is_dir():
             raise DialevalError("exists and is not a folder; --out is the folder of the output shards",
                                 file=str(self.out))
+        old_doc = self._old_manifest()  # before the model is read: a folder of other files is refused first
         self.model = model
+        self._est = None
+        self._digests: dict[Path, str] = {}
         self.header = {"dialeval_version": __version__, "model": model_identity(model),
                        "subtasks": list(self.subtasks), "chunk_dialogues": CHUNK_DIALOGUES}
-        old = self._old_manifest()
+        old = self._resumable(old_doc)
         self.entries: dict[str, dict] = {}
         self.todo: list[tuple[Path, str]] = []
         for f, name in zip(self.files, self.names, strict=True):
             prev = old.get(name)
-            if prev is not None and prev.get("input") == str(f) and prev.get("sha256") == sha256_file(f) \
+            if prev is not None and prev.get("input") == str(f) and prev.get("sha256") == self._sha256(f) \
                     and self._intact(prev):
                 self.entries[name] = prev
             else:
                 self.todo.append((f, name))
         self.skipped = len(self.entries)
 
-    def _old_manifest(self) -> dict[str, dict]:
+    def _old_manifest(self) -> dict | None:
+        """The manifest an earlier run wrote in ``out`` (None: a new or empty folder).
+
+        Raises
+        ------
+        DialevalError
+            ``out`` holds files but no manifest of ours (its files could be overwritten by shards of the same
+            names), or a ``manifest.json`` that is not one.
+        """
+        if not self.out.is_dir():
+            return None
         path = self.out / MANIFEST
-        if not path.is_file():
-            return {}
+        if not path.exists():
+            held = sorted(p.name for p in self.out.iterdir())
+            if not held:
+                return None
+            listed = ", ".join(held[:5]) + (f" (+{len(held) - 5} more)" if len(held) > 5 else "")
+            raise DialevalError(f"--out {self.out} is a folder that is not empty ({listed}) and holds no {MANIFEST} "
+                                "of an earlier `dialeval predict`: its shards could overwrite those files; give a "
+                                f"new or empty folder, e.g. {_free_folder(self.out)}")
         try:
-            doc = orjson.loads(path.read_bytes())
-        except orjson.JSONDecodeError:
+            doc = orjson.loads(path.read_bytes()) if path.is_file() else None
+        except (OSError, orjson.JSONDecodeError):
+            doc = None
+        if not isinstance(doc, dict) or not isinstance(doc.get("shards"), list) \
+                or not {"dialeval_version", "model", "subtasks"} <= doc.keys():
+            raise DialevalError(f"--out {self.out} holds a {MANIFEST} that is not the manifest of a `dialeval "
+                                f"predict`; give a new or empty folder, e.g. {_free_folder(self.out)}")
+        return doc
+
+    def _resumable(self, doc: dict | None) -> dict[str, dict]:
+        """The finished shards of the earlier run ``doc`` by output name, when this run resumes it.
+
+        Raises
+        ------
+        DialevalError
+            The earlier run had other settings (model, subtasks, dialeval version), or predicted an output of
+            this run from another input: resuming would silently replace its shards. The message names each
+            difference. A model that cannot predict comes first (:meth:`estimator`), as when nothing is there.
+        """
+        if doc is None:
             return {}
-        if not isinstance(doc, dict) or {k: doc.get(k) for k in self.header} != self.header:
-            return {}  # another model, subtask or version: nothing is reused
-        return {e["output"]: e for e in doc.get("shards", []) if isinstance(e, dict) and "output" in e}
+        old = {e["output"]: e for e in doc["shards"] if isinstance(e, dict) and "output" in e}
+        diffs = _differences({k: doc.get(k) for k in self.header}, self.header)
+        for f, name in zip(self.files, self.names, strict=True):
+            prev = old.get(name)
+            if prev is not None and prev.get("input") != str(f) and not _same_file(prev.get("input"), f) \
+                    and prev.get("sha256") != self._sha256(f):
+                diffs.append(f"its {name} is the prediction of {prev.get('input')}, not of {f}")
+        if diffs:
+            self.estimator()
+            raise DialevalError(f"--out {self.out} holds the shards of another run: " + "; ".join(diffs)
+                                + ". Resuming needs the same inputs, model, --subtask and dialeval version: give a "
+                                f"new or empty folder, e.g. {_free_folder(self.out)}")
+        return old
+
+    def _sha256(self, f: Path) -> str:
+        if f not in self._digests:
+            self._digests[f] = sha256_file(f)
+        return self._digests[f]
+
+    def estimator(self, source: str | os.PathLike | None = None):
+        """The fitted model (loaded once) after the checks of :func:`check_model`, whose errors name ``source``
+        (default the first input)."""
+        if self._est is None:
+            est = load_estimator(self.model)
+            check_model(est, self.subtasks, source or self.files[0])
+            self._est = est
+        return self._est
 
     def _intact(self, entry: dict) -> bool:
         path = self.out / entry["output"]
@@ -342,8 +454,7 @@ def run_plan(plan: Plan, *, scheduler: str | None = None, workers: int | None = 
     if not plan.todo:
         plan.write()
         return plan.manifest()
-    est = load_estimator(plan.model)
-    check_model(est, plan.subtasks, plan.todo[0][0])  # before anything is written: a failure leaves --out as it was
+    est = plan.estimator(plan.todo[0][0])  # checked before anything is written: a failure leaves --out as it was
     if scheduler is not None:  # the workers load the model themselves; its errors were one line here first
         run_distributed(plan, scheduler, workers=workers, fail_fast=fail_fast, progress=progress)
         return plan.manifest()

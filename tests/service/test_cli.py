@@ -132,7 +132,7 @@ def test_a_database_that_cannot_be_this_services_is_one_line(tmp_path, capsys, m
     gold = tmp_path / "gold.json"
     gold.write_text("[]")
     newer = tmp_path / "newer.sqlite"
-    assert cli(["admin", "list-tasks", "--database-url", f"sqlite:///{newer}"]) == 0
+    assert cli(["admin", "create-team", "t", "--database-url", f"sqlite:///{newer}"]) == 0
     with sqlite3.connect(newer) as c:
         c.execute("update alembic_version set version_num = '0099'")
     capsys.readouterr()

@@ -57,14 +57,29 @@ def fmt_num(x: float | None, digits: int = 4) -> str:
     return f"{x:.{digits}f}"
 
 
-def parse_pairs(text: str | None, what: str) -> dict[str, str] | None:
-    """``a=b,c=d`` as a dict (None for None)."""
+SENDERS_EXAMPLE = "user=customer,system=helpdesk"
+"""An example of ``--senders`` (a corpus's speakers to STC-3's senders)."""
+MAP_EXAMPLE = "O=VALID,T=ACCEPTABLE,X=INVALID"
+"""An example of ``--map`` (a scale's labels to WOCHAT's)."""
+
+
+def parse_pairs(text: str | None, what: str, example: str = "A=B,C=D") -> dict[str, str] | None:
+    """``a=b,c=d`` as a dict (None for None); ``example`` is shown in the error for a part that is not
+    ``FROM=TO``. An empty text, an empty side and a name given twice are refused.
+
+    >>> parse_pairs("O=VALID, T=ACCEPTABLE", "--map")
+    {'O': 'VALID', 'T': 'ACCEPTABLE'}
+    """
     if text is None:
         return None
-    out = {}
+    if not text.strip():
+        raise typer.BadParameter(f"{what}: empty; give FROM=TO pairs, e.g. {example}")
+    out: dict[str, str] = {}
     for part in text.split(","):
-        if "=" not in part:
-            raise typer.BadParameter(f"{what}: {part!r} is not FROM=TO (e.g. O=VALID,T=ACCEPTABLE,X=INVALID)")
-        k, v = part.split("=", 1)
-        out[k.strip()] = v.strip()
+        k, eq, v = (x.strip() for x in part.partition("="))
+        if not eq or not k or not v:
+            raise typer.BadParameter(f"{what}: {part.strip()!r} is not FROM=TO (e.g. {example})")
+        if k in out:
+            raise typer.BadParameter(f"{what}: {k!r} is given twice ({k}={out[k]}, {k}={v}); give each name once")
+        out[k] = v
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import typer
 
 from dialeval.cli._common import OptionNamed, choice_enum, err, out, warn
 from dialeval.cli.serve import DB_HELP
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, describe
 from dialeval.service.config import database_url, utcnow
 from dialeval.service.errors import ServiceError
 from dialeval.service.leaderboard.quota import DAILY_LIMIT, TOTAL_LIMIT
@@ -21,22 +22,43 @@ admin_app = typer.Typer(help="Organiser commands: tasks, teams and tokens; chat 
 DbOption = typer.Option(None, "--database-url", help=DB_HELP)
 
 
-def _db(url: str | None):
+def _db(url: str | None, *, create: bool = True):
+    """The service's database; ``create=False`` for a command that only reads or changes what is there (a
+    missing SQLite file is then an error naming it, not a new empty database)."""
     # The service (SQLAlchemy, FastAPI) is imported when a command needs it, not at every CLI start.
     from dialeval.service.db import Database
 
-    return Database(database_url(url))
+    return Database(database_url(url), create=create)
+
+
+DATE_WITH_ZONE = re.compile(r"(\d{4}-\d{2}-\d{2})(Z|[+-]\d{2}:?\d{2})", re.IGNORECASE)
+"""A date with a time zone and no time (``2030-01-01Z``, ``2030-01-01+09:00``): midnight there."""
 
 
 def _parse_deadline(text: str | None) -> datetime | None:
+    """``--deadline``: an ISO date and time with a time zone (``2030-01-01T12:00+09:00``, ``...Z``), or a date with
+    a zone (``2030-01-01Z``: midnight there). Every form a message suggests is one this accepts.
+
+    >>> _parse_deadline("2030-01-01+09:00").isoformat(), _parse_deadline("2030-01-01T10:30Z").isoformat()
+    ('2030-01-01T00:00:00+09:00', '2030-01-01T10:30:00+00:00')
+    """
     if text is None:
         return None
+    example = "e.g. 2030-01-01T00:00Z, 2030-01-01T12:00+09:00 or 2030-01-01Z (midnight UTC)"
+    date_zone = DATE_WITH_ZONE.fullmatch(text.strip())
+    iso = f"{date_zone[1]}T00:00{date_zone[2].upper()}" if date_zone else text.strip()
     try:
-        t = datetime.fromisoformat(text)
+        t = datetime.fromisoformat(iso)
     except ValueError:
-        raise DialevalError(f"--deadline {text!r} is not an ISO date and time; e.g. 2026-12-01T00:00Z") from None
+        t = None
+    # Python reads any character between date and time, so "2030-01-01+09:00" would be 09:00 without a zone:
+    # only T or a space may separate them.
+    if t is None or (len(iso) > 10 and iso[4:5] == "-" and iso[10] not in "Tt "):
+        raise DialevalError(f"--deadline {describe(text)} is not an ISO date and time with a time zone; {example}")
     if t.tzinfo is None:
-        raise DialevalError(f"--deadline {text!r} has no time zone; add one, e.g. {text}Z or {text}+09:00")
+        shown = t.isoformat(timespec="minutes" if not (t.second or t.microsecond) else "auto")
+        raise DialevalError(f"--deadline {describe(text)} has no time zone; add one, e.g. {shown}Z (UTC) or "
+                            f"{shown}+09:00")
     return t
 
 
@@ -75,12 +97,16 @@ def create_task_cmd(
     """Create a task from a gold file; prints the task as the API shows it."""
     from dialeval.service.leaderboard import tasks
 
+    if gold.is_dir():
+        raise DialevalError(f"--gold {gold} is a folder; give one gold file, or a ZIP of the folder (a DBDC gold "
+                            "folder: zip it first)")
     if not gold.is_file():
-        raise DialevalError("no such file", file=str(gold))
+        raise DialevalError(f"--gold {gold}: no such file")
+    due = _parse_deadline(deadline)  # before the database is opened (or created)
     db = _db(database_url_)
     t = _service_call(tasks.create_task, db, name, subtask.value, gold.read_bytes(), gold.name, utcnow(),
                       public_fraction=public_fraction, seed=seed, daily_limit=daily_limit,
-                      total_limit=total_limit, deadline=_parse_deadline(deadline), rank_by=rank_by)
+                      total_limit=total_limit, deadline=due, rank_by=rank_by)
     info = tasks.task_info(t)
     if t.deadline is not None and t.deadline <= utcnow():
         warn(f"task {t.name}: its deadline {t.deadline.isoformat()} has passed already: every upload will be "
@@ -96,7 +122,7 @@ def close_task_cmd(name: str = typer.Argument(...), database_url_: str | None = 
     """Close a task: score every run on 100% of the test set; the leaderboard shows final scores."""
     from dialeval.service.leaderboard import tasks
 
-    db = _db(database_url_)
+    db = _db(database_url_, create=False)
     t = _service_call(tasks.close_task, db, name, utcnow())
     err.print(f"task {t.name} closed; final scores on all {t.n_dialogues} dialogues", markup=False)
     for sub_id, why in tasks.final_errors(db, t):
@@ -111,7 +137,7 @@ def export_matrix_cmd(name: str = typer.Argument(...),
     """Write runs.txt, topics.txt, one COLUMN.matrix per score column and each run's file under --out."""
     from dialeval.service.leaderboard import export
 
-    db = _db(database_url_)
+    db = _db(database_url_, create=False)
     m = _service_call(export.export_matrix, db, name, out_dir, utcnow())
     err.print(f"{len(m['runs'])} runs x {m['task']['dialogues']} dialogues, {len(m['columns'])} matrices in "
               f"{out_dir}; compare them with: dialeval compare {out_dir}/*.json --gold GOLD", markup=False)
@@ -156,7 +182,7 @@ def approve_team_cmd(name: str = typer.Argument(..., help="The team's name (case
     """Approve a team (servers in 'approve' mode): its token may submit from now on."""
     from dialeval.service import teams
 
-    team = _service_call(teams.approve_team, _db(database_url_), name, utcnow())
+    team = _service_call(teams.approve_team, _db(database_url_, create=False), name, utcnow())
     err.print(f"team {team.name!r} approved", markup=False)
 
 
@@ -165,7 +191,7 @@ def list_teams_cmd(database_url_: str | None = DbOption) -> None:
     """The teams (name, affiliation, registration time, approval), as JSON."""
     from dialeval.service import teams
 
-    out.print_json(data=teams.list_teams(_db(database_url_)))
+    out.print_json(data=teams.list_teams(_db(database_url_, create=False)))
 
 
 @command("list-tasks")
@@ -173,7 +199,7 @@ def list_tasks_cmd(database_url_: str | None = DbOption) -> None:
     """The tasks, as JSON."""
     from dialeval.service.leaderboard import tasks
 
-    out.print_json(data=[tasks.task_info(t) for t in tasks.list_tasks(_db(database_url_))])
+    out.print_json(data=[tasks.task_info(t) for t in tasks.list_tasks(_db(database_url_, create=False))])
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from dialeval.cli._common import choice_enum, err, out, refuse_existing_file
-from dialeval.cli._corpus_io import FROM_HELP, InFormat, load, parse_pairs
+from dialeval.cli._corpus_io import FROM_HELP, SENDERS_EXAMPLE, InFormat, load, parse_pairs
 from dialeval.cli.admin import DbOption, _db, _service_call, command
 from dialeval.errors import DialevalError
 from dialeval.io.formats import writable
@@ -48,6 +48,16 @@ def create_annotation_cmd(
 
     if (corpus is None) == (collection is None):
         raise DialevalError("give exactly one of --corpus PATH or --collection NAME")
+    text = ""  # read before any work: a wrong path costs nothing
+    if guidelines is not None:
+        try:
+            text = guidelines.read_text(encoding="utf-8")
+        except OSError as e:
+            why = "it is a folder" if guidelines.is_dir() else (e.strerror or type(e).__name__).lower()
+            raise DialevalError(f"--guidelines {guidelines}: cannot read it ({why}); give a Markdown file") from None
+        except UnicodeDecodeError as e:
+            raise DialevalError(f"--guidelines {guidelines}: not UTF-8 text (byte {e.start}: {e.reason}); save it "
+                                "as UTF-8") from None
     db = _db(database_url_)
     if collection is not None:
         from dialeval.service.collection.export import collection_corpus
@@ -56,12 +66,6 @@ def create_annotation_cmd(
     else:
         data = load(corpus, from_)
         source = str(corpus)
-    text = ""
-    if guidelines is not None:
-        try:
-            text = guidelines.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise DialevalError(f"cannot read the guidelines {str(guidelines)!r}: {e}") from None
     p = _service_call(projects.create_project, db, name, data, scheme.value, overlap, utcnow(), guidelines=text,
                       hide_speakers=hide_speakers, timeout=timeout, seed=seed, source=source)
     err.print(f"annotation project {p.name}: {len(data)} items from {source}, scheme {p.scheme}, k = {p.overlap}; "
@@ -77,7 +81,7 @@ def annotation_status_cmd(name: str = typer.Argument(...),
     """Progress, time per item, Krippendorff's alpha per scale so far, each annotator's agreement with the rest."""
     from dialeval.service.annotation.status import annotation_status, status_table
 
-    st = _service_call(annotation_status, _db(database_url_), name)
+    st = _service_call(annotation_status, _db(database_url_, create=False), name)
     if format_.value == "json":
         out.print_json(data=st)
     else:
@@ -92,7 +96,7 @@ def exclude_annotator_cmd(name: str = typer.Argument(...),
     """Exclude an annotator: their code stops working and the items they finished go back to the pool."""
     from dialeval.service.annotation.projects import exclude_annotator
 
-    r = _service_call(exclude_annotator, _db(database_url_), name, annotator, utcnow())
+    r = _service_call(exclude_annotator, _db(database_url_, create=False), name, annotator, utcnow())
     err.print(f"annotator {r['annotator']} excluded from {name}; {r['assignments_returned']} assignment(s) back "
               "in the pool (their labels are kept but neither counted nor exported)", markup=False)
 
@@ -113,8 +117,9 @@ def export_annotations_cmd(name: str = typer.Argument(...),
     from dialeval.service.annotation.export import export_annotations
 
     refuse_existing_file(out_path, force=force)
-    report = _service_call(export_annotations, _db(database_url_), name, to.value, out_path,
-                           sender_map=parse_pairs(senders, "--senders"), drop_labels=drop_labels)
+    report = _service_call(export_annotations, _db(database_url_, create=False), name, to.value, out_path,
+                           sender_map=parse_pairs(senders, "--senders", SENDERS_EXAMPLE),
+                           drop_labels=drop_labels)
     for line in report.lines():
         err.print(line, markup=False)
 

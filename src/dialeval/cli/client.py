@@ -76,6 +76,9 @@ def register(app: typer.Typer) -> None:
                                                     help="Show this run on the leaderboard."),
                    format: OutFormat = typer.Option(OutFormat.table, "--format")) -> None:
         """Submit a run to a task; prints its public-half scores and the quota left."""
+        if file.is_dir():
+            raise DialevalError("is a folder; give a run file (JSON), or a ZIP of a folder of DBDC3 *.labels.json "
+                                "(zip it first)", file=str(file))
         if not file.is_file():
             raise DialevalError("no such file", file=str(file))
         with file.open("rb") as fh:

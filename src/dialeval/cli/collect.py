@@ -66,7 +66,7 @@ def invite_cmd(name: str = typer.Argument(..., help="The collection or annotatio
     """Make invitation codes, printed once, one a line (only their hashes are stored)."""
     from dialeval.service import invitations
 
-    db = _db(database_url_)
+    db = _db(database_url_, create=False)
     kind = invitation_kind(db, name)
     codes = _service_call(invitations.create_invitations, db, kind, name, count, utcnow(), label=label)
     err.print(f"{len(codes)} {kind} code(s) for {name} (shown this once; each is one person's key):", markup=False)
@@ -87,7 +87,7 @@ def export_chats_cmd(name: str = typer.Argument(...),
     from dialeval.service.collection.export import export_chats
 
     refuse_existing_file(out_dir, force=force)
-    report = _service_call(export_chats, _db(database_url_), name, out_dir, unfinished=unfinished)
+    report = _service_call(export_chats, _db(database_url_, create=False), name, out_dir, unfinished=unfinished)
     for line in report.lines():
         err.print(line, markup=False)
 
@@ -97,7 +97,7 @@ def collection_status_cmd(name: str = typer.Argument(...), database_url_: str | 
     """A collection's settings, its chats by status, turns, and invitation codes made and used, as JSON."""
     from dialeval.service.collection import chats
 
-    out.print_json(data=_service_call(chats.collection_status, _db(database_url_), name))
+    out.print_json(data=_service_call(chats.collection_status, _db(database_url_, create=False), name))
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,9 @@ from rich.table import Table
 from dialeval.cli._common import choice_enum, err, out, outputs_apart, wrap
 from dialeval.cli._corpus_io import (
     FROM_HELP,
+    MAP_EXAMPLE,
     NAMES_HELP,
+    SENDERS_EXAMPLE,
     InFormat,
     NamePolicy,
     fmt_num,
@@ -109,9 +111,10 @@ def register(app: typer.Typer) -> None:
         printed."""
         outputs_apart([src], {"DST": dst})
         corpus = load(src, from_, names)
-        options: dict = {"drop_labels": drop_labels, "sender_map": parse_pairs(senders, "--senders")}
+        options: dict = {"drop_labels": drop_labels,
+                         "sender_map": parse_pairs(senders, "--senders", SENDERS_EXAMPLE)}
         if v(to) == "wochat":
-            options.update(scale=scale, label_map=parse_pairs(map_, "--map"), ids=v(ids))
+            options.update(scale=scale, label_map=parse_pairs(map_, "--map", MAP_EXAMPLE), ids=v(ids))
         elif scale is not None or map_ is not None:
             raise typer.BadParameter("--scale and --map apply to --to wochat only")
         report = convert(corpus, dst, v(to), **options)

@@ -54,6 +54,18 @@ def _check_options(B: int, seed: int, ci_level: float) -> None:
             raise DialevalError(f"{option}: {describe(value)} is not allowed; allowed are {allowed}") from None
 
 
+def _check_delimiter(delimiter: str | None, scores: Path | None) -> None:
+    """--delimiter, checked before any work by the CSV reader's own rule (the reader's error, naming the --scores
+    file when there is one), whether or not a CSV --scores uses it; a warning when there is no --scores."""
+    from dialeval.io.text import sniff_delimiter
+
+    if delimiter is None:
+        return
+    sniff_delimiter("", None if scores is None else str(scores), delimiter)
+    if scores is None:
+        warn(f"--delimiter {delimiter!r} is ignored: it applies to a CSV --scores file, and none is given")
+
+
 def _check_ids(auto: dict[str, float], corpus, scores: Path) -> int:
     """An error when no id of ``--scores`` is a dialogue of the corpus; a warning naming those that are not.
 
@@ -102,6 +114,7 @@ def register(app: typer.Typer) -> None:
         turn-level scale with numeric levels is used (ConTurE's overall impression).
         """
         _check_options(B, seed, ci_level)
+        _check_delimiter(delimiter, scores)
         outputs_apart([path, scores], {"--plot": plot})
         if plot is not None:
             output_format(plot, CORRELATION_PLOT_FORMATS)

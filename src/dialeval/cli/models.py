@@ -325,6 +325,8 @@ def register(app: typer.Typer) -> None:
         With a folder --out (STC-3): streamed, shard by shard, in bounded memory; re-running resumes (finished
         shards are skipped); the output is byte-identical in-process and on a Dask cluster.
         """
+        if out_given == "":  # Path("") is the current folder
+            raise DialevalError("--out '' is empty; give a run file (NAME.json) or a folder for the output shards")
         out_path = Path(out_given)   # a str option: Path() drops the trailing "/" that says "a folder"
         outputs_apart(dialogues, {"--out": out_path, "--scores": scores_out},
                       folders=["--out"] if out_path.suffix.lower() != ".json" else [])
@@ -446,7 +448,7 @@ def register(app: typer.Typer) -> None:
         and a 95% t-interval; with several kinds, a summary of the means.
         """
         from dialeval.models.base import kind_class
-        from dialeval.models.cv import cross_validate_many
+        from dialeval.models.cv import check_folds, cross_validate_many
 
         outputs_apart(data, {"--json-out": json_out, "--runs-out": runs_out})
         if json_out is not None:  # every output checked before the folds are trained, not after
@@ -459,7 +461,10 @@ def register(app: typer.Typer) -> None:
         check_scopes(params, names)
         for k in names:  # check every kind's settings before any work
             kind_class(k)(_value(subtask), seed, **params_for(k, params))
+        check_folds(folds, name="--folds")
         corpora = [load(d, from_, wochat_names) for d in data]
+        for d, c in zip(data, corpora, strict=True):  # before any fold is built (--folds may be any integer)
+            check_folds(folds, len(c), name="--folds", file=str(d))
         check_subtask(_value(subtask), corpora)
         by_file: list[list] = [[] for _ in data]  # by_file[i]: the results of every kind on data[i]
         with warnings_as_lines(RepeatedDialoguesWarning):  # said once, not once per kind

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import typer
 
 from dialeval.cli._common import err
+from dialeval.errors import DialevalError
 from dialeval.service.config import (
     DEFAULT_MAX_UPLOAD_BYTES,
     DOCS_ENV,
@@ -24,6 +26,27 @@ from dialeval.service.config import (
     env_max_upload_bytes,
 )
 
+MIN_UPLOAD_MB = 0.001
+MAX_UPLOAD_MB = 4096
+"""Bounds of ``--max-upload-mb``: an upload is buffered whole (in memory, then scored), so more than a few GB
+is never meant."""
+
+
+def upload_limit(max_upload_mb: float | None) -> int | None:
+    """``--max-upload-mb`` in bytes (None when not given); an error naming the option for a value out of
+    [:data:`MIN_UPLOAD_MB`, :data:`MAX_UPLOAD_MB`] or not a number (``inf``, ``nan``).
+
+    >>> upload_limit(1), upload_limit(None)
+    (1048576, None)
+    """
+    if max_upload_mb is None:
+        return None
+    if not (math.isfinite(max_upload_mb) and MIN_UPLOAD_MB <= max_upload_mb <= MAX_UPLOAD_MB):
+        raise DialevalError(f"--max-upload-mb {max_upload_mb:g} is not allowed; allowed are numbers of megabytes "
+                            f"from {MIN_UPLOAD_MB:g} to {MAX_UPLOAD_MB}")
+    return int(max_upload_mb * 1048576)
+
+
 DB_HELP = (f"sqlite:///FILE, or postgresql+psycopg:// followed by USER@HOST:PORT/DB (default: from {URL_ENV} "
            "if set, else a SQLite file here).")
 
@@ -34,8 +57,9 @@ def register(app: typer.Typer) -> None:
         database_url_: str | None = typer.Option(None, "--database-url", help=DB_HELP),
         host: str = typer.Option("127.0.0.1", help="Address to listen on (0.0.0.0: every interface)."),
         port: int = typer.Option(8000, min=1, max=65535, help="Port to listen on."),
-        max_upload_mb: float | None = typer.Option(None, min=0.001,
-                                                   help="Larger run files are refused with 413. Default: "
+        max_upload_mb: float | None = typer.Option(None,
+                                                   help="Larger run files are refused with 413 "
+                                                        f"({MIN_UPLOAD_MB:g} to {MAX_UPLOAD_MB}). Default: "
                                                         f"${MAX_UPLOAD_ENV} (bytes) if set, else "
                                                         f"{DEFAULT_MAX_UPLOAD_BYTES / 1048576:g}."),
         workers: int = typer.Option(1, min=1, help="Worker processes (quotas hold across them)."),
@@ -65,6 +89,7 @@ def register(app: typer.Typer) -> None:
         from dialeval.service.db import Database
         from dialeval.service.teams import check_mode
 
+        upload_bytes = upload_limit(max_upload_mb)  # before any work
         # Checked here, once; every worker's Settings reads them back from the environment.
         os.environ["DIALEVAL_REGISTRATION"] = check_mode(registration)
         os.environ[PUBLIC_URL_ENV] = check_public_url(public_url)
@@ -75,7 +100,7 @@ def register(app: typer.Typer) -> None:
         db = Database(url)  # checks the URL and migrates the schema once, before the workers start
         db.dispose()
         os.environ[URL_ENV] = db.url
-        limit = env_max_upload_bytes() if max_upload_mb is None else int(max_upload_mb * 1048576)
+        limit = env_max_upload_bytes() if upload_bytes is None else upload_bytes
         os.environ[MAX_UPLOAD_ENV] = str(Settings(database_url=db.url, max_upload_bytes=limit).max_upload_bytes)
         shown = public_url.rstrip("/") or f"http://{host}:{port}"
         err.print(f"dialeval service on {shown}/  ({'API docs: /docs; ' if docs else ''}database: {db!r})",

@@ -18,6 +18,7 @@ concatenation (``cv-<kind>.json``, every dialogue once) are written as run files
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import time
 import warnings
@@ -54,15 +55,35 @@ def fold_of(dialogue_id: str, k: int) -> int:
     return int(hashlib.sha256(str(dialogue_id).encode("utf-8")).hexdigest(), 16) % k
 
 
+def check_folds(k: int, n_dialogues: int | None = None, *, name: str = "folds", file: str | None = None) -> None:
+    """An error when ``k`` is not a number of folds: not an integer >= 2, or (with ``n_dialogues``) more folds
+    than dialogues, which leaves a fold empty (checked before the folds are built: ``k`` may be any integer).
+    ``name`` is how the message names ``k`` (``--folds`` on the command line).
+
+    >>> check_folds(10**20, 8, name="--folds")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.DialevalError: --folds 100000000000000000000 is more than the 8 dialogue(s) of the corpus; ...
+    """
+    given = f"{name} {describe(k)}" if name.startswith("-") else f"{name} = {describe(k)}"
+    if isinstance(k, bool) or not isinstance(k, int) or k < 2:
+        raise DialevalError(f"{given} is not allowed; allowed are integers >= 2", file=file)
+    if n_dialogues is not None and k > n_dialogues:
+        fix = f"allowed are 2 to {n_dialogues}" if n_dialogues >= 2 else "cross-validation needs at least two"
+        raise DialevalError(f"{given} is more than the {n_dialogues} dialogue(s) of the corpus; each fold needs "
+                            f"a dialogue: {fix}", file=file)
+
+
 def folds_of(corpus: Corpus, k: int) -> list[int]:
     """:func:`fold_of` of each dialogue of ``corpus`` (in its order); an error when a fold is left empty."""
     fold = [fold_of(i, k) for i in corpus.ids()]
     present = set(fold)
-    empty = [f + 1 for f in range(k) if f not in present]
-    if empty:
-        listed = ", ".join(map(str, empty[:10])) + (f" (+{len(empty) - 10} more)" if len(empty) > 10 else "")
+    n_empty = k - len(present)  # k may be any integer: only the first few empty folds are looked for
+    if n_empty:
+        first = list(itertools.islice((f + 1 for f in itertools.count() if f not in present), 10))
+        listed = ", ".join(map(str, first)) + (f" (+{n_empty - 10} more)" if n_empty > 10 else "")
         fix = "use fewer folds" if k > 2 else "cross-validation needs dialogues in both folds: give more dialogues"
-        raise DialevalError(f"{k} folds of {len(fold)} dialogue(s) leave {len(empty)} fold(s) empty ({listed}); "
+        raise DialevalError(f"{k} folds of {len(fold)} dialogue(s) leave {n_empty} fold(s) empty ({listed}); "
                             f"{fix}", file=corpus.source)
     return fold
 
@@ -204,8 +225,7 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
     names = folder_names(loaded)
     cls = kind_class(kind)
     subtasks = check_subtasks(subtask)
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
-        raise DialevalError(f"folds = {describe(folds)} is not allowed; allowed are integers >= 2")
+    check_folds(folds)
     params = dict(params or {})
     cls(subtasks, seed, progress=False, **params)  # check the settings before any work
     scales = joint_scales(loaded)

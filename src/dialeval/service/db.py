@@ -25,7 +25,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from dialeval.errors import DialevalError
-from dialeval.service.config import DEFAULT_URL  # noqa: F401  (re-exported)
+from dialeval.service.config import DEFAULT_URL, URL_ENV  # noqa: F401  (DEFAULT_URL: re-exported)
 
 """The database used when neither ``--database-url`` nor ``DIALEVAL_DATABASE_URL`` is given."""
 
@@ -149,13 +149,29 @@ class Database:
         ``sqlite:///FILE`` or ``postgresql+psycopg://USER@HOST:PORT/DB`` (``postgresql://`` means psycopg).
     migrate : bool, default True
         Create or upgrade the schema to the newest migration on open.
+    create : bool, default True
+        Create a SQLite file (and its folders) that is not there. False for a command that only reads or changes
+        what is in the database: a mistyped path is then an error naming the file, not an empty database.
+        (A PostgreSQL database is never created here.)
+
+    Raises
+    ------
+    DialevalError
+        A URL :func:`check_url` refuses; with ``create=False``, a SQLite file that is not there; a database that
+        cannot be opened or was written by a newer dialeval.
     """
 
-    def __init__(self, url: str, *, migrate: bool = True) -> None:
+    def __init__(self, url: str, *, migrate: bool = True, create: bool = True) -> None:
         self.url = check_url(url)
         self.is_sqlite = make_url(self.url).get_backend_name() == "sqlite"
         if self.is_sqlite:
-            Path(make_url(self.url).database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            file = Path(make_url(self.url).database).expanduser()
+            if not create and not file.is_file():
+                raise DialevalError(f"the SQLite database {file} (database URL {self.url}) "
+                                    + ("is a folder, not a file" if file.is_dir() else "does not exist")
+                                    + f"; check --database-url or ${URL_ENV}, or create the database with a command "
+                                    "that adds to it (dialeval admin create-task, create-team...)")
+            file.parent.mkdir(parents=True, exist_ok=True)
             self.engine = create_engine(self.url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
             _sqlite_transactions(self.engine)
         else:
