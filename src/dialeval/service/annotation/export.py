@@ -40,22 +40,23 @@ def project_corpus(db: Database, name: str, *, finished_only: bool = True) -> Co
     with db.read() as s:
         items = list(s.scalars(select(AnnotationItem).where(AnnotationItem.project_id == p.id)
                                .order_by(AnnotationItem.position)))
-        rows = s.execute(select(Assignment.id, Assignment.item_id, Annotator.number)
+        # one statement, so one snapshot on PostgreSQL too (READ COMMITTED): an annotator excluded meanwhile
+        # is in it with all their labels or not at all
+        rows = s.execute(select(Assignment.id, Assignment.item_id, Annotator.number, Label.turn, Label.scale,
+                                Label.value)
                          .join(Annotator, Annotator.id == Assignment.annotator_id)
+                         .outerjoin(Label, Label.assignment_id == Assignment.id)
                          .where(Assignment.project_id == p.id, Assignment.state.in_(states),
                                 Annotator.excluded_at.is_(None))).all()
-        labels = s.execute(select(Label.assignment_id, Label.turn, Label.scale, Label.value)
-                           .join(Assignment, Assignment.id == Label.assignment_id)
-                           .where(Assignment.project_id == p.id, Assignment.state.in_(states))).all()
     given: dict[int, dict[tuple[int, str], str]] = defaultdict(dict)
-    for aid, turn, scale, value in labels:
-        given[aid][(turn, scale)] = value
-    by_item: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for aid, item_id, number in rows:
-        by_item[item_id].append((number, aid))
+    by_item: dict[int, set[tuple[int, int]]] = defaultdict(set)
+    for aid, item_id, number, turn, scale, value in rows:
+        by_item[item_id].add((number, aid))
+        if scale is not None:  # None: an assignment without labels yet (outer join)
+            given[aid][(turn, scale)] = value
     dialogues = []
     for it in items:
-        who = sorted(by_item.get(it.id, []))
+        who = sorted(by_item.get(it.id, ()))
         ids = [policy.annotator_id(n) for n, _ in who]
         data = it.dialogue
         turns = [Turn(t["sender"], list(t["utterances"]), meta=dict(t.get("meta") or {})) for t in data["turns"]]

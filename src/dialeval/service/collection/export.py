@@ -86,7 +86,10 @@ def collection_corpus(db: Database, name: str, *, unfinished: bool = False) -> C
         for t in s.scalars(select(ChatTurn).join(ChatSession, ChatSession.id == ChatTurn.session_id)
                            .where(ChatSession.collection_id == c.id, ChatSession.status.in_(statuses))
                            .order_by(ChatTurn.session_id, ChatTurn.position)):
-            by_session[t.session_id].append(t)
+            # PostgreSQL reads each statement at its own time (READ COMMITTED): a chat that ended (or began)
+            # after the first one is not in this export, its turns are left out with it (the next export has it)
+            if t.session_id in by_session:
+                by_session[t.session_id].append(t)
     dialogues = [_dialogue(c, x, by_session[x.id]) for x in chats if by_session[x.id]]
     return Corpus(dialogues, {VALIDITY: validity_scale()}, "wochat", f"collection {c.name}",
                   meta={"collection": c.name, "kind": "human-human" if c.human_human else "human-machine"})

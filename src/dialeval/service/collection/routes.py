@@ -24,7 +24,12 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
+import json
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated
 from urllib.parse import quote
 
@@ -35,6 +40,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
+from dialeval.errors import describe, suggest
 from dialeval.service import csrf
 from dialeval.service.boundary import close_reason, detail
 from dialeval.service.collection import chats
@@ -58,6 +64,10 @@ WS_QUEUE = 16
 """Messages read ahead of the chat's handling at most: the socket's reader then waits (no memory without bound)."""
 WS_RATE = (20, 1.0)
 """At most this many messages in this many seconds per socket; more closes it (1008): a person types slower."""
+WS_TYPES = ("turn", "end", "ping")
+"""The message types of a chat (after ``auth``)."""
+WS_AUTH_LATE = 4408
+"""The close code of a socket that sent no ``auth`` message within :data:`WS_AUTH_TIMEOUT_S` (as HTTP 408)."""
 
 
 class StartIn(BaseModel):
@@ -77,6 +87,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
     clock = settings.clock
     router = APIRouter()
     pages = templates(settings.public_url, docs=settings.docs)
+    live = _LiveSockets()
 
     def with_reply(c, inv, sid: int, after: int, known) -> JSONResponse:
         """Ask the engine (if a reply is awaited) after the turn :func:`chats.add_turn` stored (``known``: the
@@ -148,9 +159,9 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
                     message = await websocket.receive()
                     if message["type"] == "websocket.disconnect":
                         break
-                    # a binary frame is a message that is not JSON text: answered as an invalid one
-                    text = message.get("text") or ""
-                    if len(text) > WS_MAX_BYTES or len(message.get("bytes") or b"") > WS_MAX_BYTES:
+                    # a binary frame is queued as bytes: answered as a message that is not JSON text
+                    text = message["text"] if message.get("text") is not None else message.get("bytes") or b""
+                    if len(text) > WS_MAX_BYTES:
                         await websocket.close(code=1009, reason=f"a message is at most {WS_MAX_BYTES} bytes")
                         break
                     now = time.monotonic()
@@ -168,23 +179,21 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
                 await queue.put(None)  # after what came before (the handler drains the queue; or cancels this)
 
         task = asyncio.create_task(reader())
-        c = inv = sess = None
+        c = inv = sess = key = None
         try:
             auth = websocket.headers.get("authorization", "")
             code = auth[7:].strip() if auth[:7].lower() == "bearer " else None
             nickname = ""
             if code is None:
-                msg = await _next(queue, WS_AUTH_TIMEOUT_S)
-                if not isinstance(msg, dict) or msg.get("type") != "auth":
-                    await websocket.close(code=4401, reason="send {type: auth, code} first")
-                    return
-                code, nickname = msg.get("code"), msg.get("name", "")
+                code, nickname = await _auth(websocket, queue)
             c, inv = await run_in_threadpool(chats.participant, db, name, code)
             if not c.human_human:
                 raise Invalid(f"collection {name} chats with an engine over HTTP (POST "
                               f"/api/collections/{name}/sessions, then .../turns); the WebSocket is for "
                               "human-human collections")
-            sess = await run_in_threadpool(chats.start_session, db, c, code, nickname, clock())
+            key = live.opened(c.id, inv.id)
+            start = functools.partial(chats.start_session, db, c, code, nickname, clock())
+            sess = await run_in_threadpool(live.start, key, start)
             await _relay(websocket, queue, c, inv, sess.id)
         except ServiceError as e:
             with contextlib.suppress(Exception):
@@ -194,12 +203,14 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             pass
         finally:
             task.cancel()
-            if sess is not None:  # also when the handler is cancelled: the cleanup runs shielded
+            if key is not None:  # also when the handler is cancelled: the cleanup runs shielded
                 with anyio.CancelScope(shield=True), contextlib.suppress(ServiceError):
-                    await run_in_threadpool(_left, c, inv, sess.id)
+                    leave = None if sess is None else lambda: _left(c, inv, sess.id)
+                    await run_in_threadpool(live.closed, key, leave)
 
     def _left(c, inv, sid: int) -> None:
-        """The socket closed: a waiting chat is abandoned; in an active one the person is marked away."""
+        """The participant's last socket closed: a waiting chat is abandoned; in an active one the person is
+        marked away."""
         sess, _turns = chats.get_session(db, c, inv, sid)
         if sess.status == "waiting":
             chats.end_session(db, c, inv, sid, clock())
@@ -230,15 +241,21 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             if msg is None:
                 continue
             try:
-                if msg.get("type") == "turn":
-                    await run_in_threadpool(chats.add_turn, db, c, inv, sid, msg.get("utterance"), clock())
-                elif msg.get("type") == "end":
-                    await run_in_threadpool(chats.end_session, db, c, inv, sid, clock())
-                elif msg.get("type") != "ping":
-                    await websocket.send_json({"type": "error", "detail": "unknown message type; allowed are "
-                                               "turn, end, ping", "status": 422})
+                await _handle(msg, c, inv, sid)
             except ServiceError as e:
                 await websocket.send_json({"type": "error", "detail": detail(e.message), "status": e.status})
+
+    async def _handle(msg: dict | _NotAnObject, c, inv, sid: int) -> None:
+        """Act on one chat message (:class:`Invalid` for one of no allowed type)."""
+        if isinstance(msg, _NotAnObject):
+            raise Invalid(f"received {msg.got}, not a text message holding a JSON object; {_ALLOWED}")
+        kind = msg.get("type")
+        if kind == "turn":
+            await run_in_threadpool(chats.add_turn, db, c, inv, sid, msg.get("utterance"), clock())
+        elif kind == "end":
+            await run_in_threadpool(chats.end_session, db, c, inv, sid, clock())
+        elif kind != "ping":
+            raise Invalid(f"unknown message type: {_type_of(msg)}{suggest(kind, WS_TYPES)}; {_ALLOWED}")
 
     # ---- pages ----------------------------------------------------------------------------------
     def page(request: Request, template: str, status: int = 200, **context) -> HTMLResponse:
@@ -284,20 +301,110 @@ class _Closed(Exception):
     pass
 
 
-async def _next(queue: asyncio.Queue, timeout: float, wait_ok: bool = False):
-    """The next JSON message from the socket's reader (None on timeout if ``wait_ok``); _Closed when gone."""
-    import json
+class _TimedOut(_Closed):
+    pass
 
+
+_ALLOWED = "allowed are text messages holding a JSON object with type " + ", ".join(WS_TYPES)
+
+
+@dataclass(frozen=True)
+class _NotAnObject:
+    """A message that is not a JSON object sent as text; ``got`` says what it is ("a binary frame")."""
+
+    got: str
+
+
+_JSON_KINDS = {list: "a JSON array", str: "a JSON string", int: "a JSON number", float: "a JSON number",
+               bool: "JSON true/false", type(None): "JSON null"}
+
+
+class _LiveSockets:
+    """The participants' live WebSockets in this process, per (collection id, invitation id).
+
+    A socket that closes gives the participant's chat up (``leave``) only when it was their last one: a page
+    that reconnected before its old socket was noticed dead keeps its chat. Giving up and a new socket's start
+    run under the participant's lock (one of :attr:`STRIPES` shared locks, so no memory is kept per person),
+    in worker threads: a new socket either counts before the last one's check, or starts after its chat was
+    given up. Thread locks, not asyncio ones: they hold whichever event loop a socket runs on."""
+
+    STRIPES = 64
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()  # the counts only, never held over I/O (taken on the event loop too)
+        self._count: collections.Counter[tuple[int, int]] = collections.Counter()
+        self._stripes = [threading.Lock() for _ in range(self.STRIPES)]
+
+    def opened(self, collection_id: int, invitation_id: int) -> tuple[int, int]:
+        """Count a socket of this participant live (before its start); the key for :meth:`closed`."""
+        key = (collection_id, invitation_id)
+        with self._guard:
+            self._count[key] += 1
+        return key
+
+    def start(self, key: tuple[int, int], start: Callable):
+        """``start()`` under the participant's lock (in a worker thread)."""
+        with self._stripes[hash(key) % self.STRIPES]:
+            return start()
+
+    def closed(self, key: tuple[int, int], leave: Callable[[], None] | None) -> None:
+        """One socket of ``key`` is gone (in a worker thread): ``leave()`` when it was the last."""
+        with self._stripes[hash(key) % self.STRIPES]:
+            with self._guard:
+                self._count[key] -= 1
+                last = self._count[key] <= 0
+                if last:
+                    del self._count[key]
+            if last and leave is not None:
+                leave()
+
+
+async def _auth(websocket: WebSocket, queue: asyncio.Queue) -> tuple[object, object]:
+    """The code and nickname of the first message, ``{type: auth, code, name}``; closes the socket (4401 for
+    another message, :data:`WS_AUTH_LATE` when none came in time) and raises :class:`_Closed` otherwise."""
+    try:
+        msg = await _next(queue, WS_AUTH_TIMEOUT_S)
+    except _TimedOut:
+        await _close(websocket, WS_AUTH_LATE, f"no {{type: auth, code}} message within {WS_AUTH_TIMEOUT_S:g} s")
+        raise
+    if isinstance(msg, _NotAnObject) or msg.get("type") != "auth":
+        got = msg.got if isinstance(msg, _NotAnObject) else _type_of(msg)
+        await _close(websocket, 4401, f"send {{type: auth, code}} first; got {got}")
+        raise _Closed()
+    return msg.get("code"), msg.get("name", "")
+
+
+async def _close(websocket: WebSocket, code: int, reason: str) -> None:
+    """Close with ``code`` and ``reason`` (cut to fit the frame); a socket already gone is left as it is."""
+    with contextlib.suppress(Exception):
+        await websocket.close(code=code, reason=close_reason(reason))
+
+
+def _type_of(msg: dict) -> str:
+    """A message's type as a refusal names it."""
+    return "no type" if msg.get("type") is None else f"type {describe(msg['type'], 40)}"
+
+
+async def _next(queue: asyncio.Queue, timeout: float, wait_ok: bool = False) -> dict | _NotAnObject | None:
+    """The next message from the socket's reader (None on timeout if ``wait_ok``, else :class:`_TimedOut`);
+    :class:`_Closed` when the socket is gone."""
     try:
         raw = await asyncio.wait_for(queue.get(), timeout)
     except TimeoutError:
         if wait_ok:
             return None
-        raise _Closed() from None
+        raise _TimedOut() from None
     if raw is None:
         raise _Closed()
+    return _parse(raw)
+
+
+def _parse(raw: str | bytes) -> dict | _NotAnObject:
+    """A message as a JSON object, or what it is instead."""
+    if isinstance(raw, bytes):
+        return _NotAnObject("a binary frame")
     try:
         msg = json.loads(raw)
     except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
-        return {"type": "invalid"}
-    return msg if isinstance(msg, dict) else {"type": "invalid"}
+        return _NotAnObject("text that is not JSON")
+    return msg if isinstance(msg, dict) else _NotAnObject(_JSON_KINDS.get(type(msg), "not a JSON object"))
