@@ -42,10 +42,10 @@ class View(StrEnum):
 def _check_options(B: int, seed: int, ci_level: float) -> None:
     """-B, --seed and --ci-level, checked once before any work by the statistics' own checks; the message names
     the option."""
-    from dialeval.stats._common import as_generator, check_B, check_level
+    from dialeval.stats._common import MAX_B, as_generator, check_B, check_level
 
     for option, check, value, allowed in (
-            ("-B", check_B, B, "integers >= 1 (bootstrap resamples; 2000 by default)"),
+            ("-B", check_B, B, f"integers 1 to {MAX_B:,} (bootstrap resamples; 2000 by default)"),
             ("--ci-level", check_level, ci_level, "numbers in (0, 1), e.g. 0.95"),
             ("--seed", as_generator, seed, "integers >= 0")):
         try:
