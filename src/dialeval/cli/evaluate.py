@@ -14,10 +14,11 @@ from dialeval.cli._common import choice_enum, measure_legend, out, outputs_apart
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json, tables
 from dialeval.cli._corpus_io import value as _value
 from dialeval.errors import DialevalError
-from dialeval.io.detect import check_not_swapped
-from dialeval.io.stream import is_streamed, read_records
+from dialeval.io.detect import check_not_swapped, rereadable
+from dialeval.io.stream import is_streamed, locate, read_records
 from dialeval.measures.ordinal import VARIANTS
-from dialeval.scoring import AVERAGES, Scores, load_gold, score_aligned
+from dialeval.scoring import AVERAGES, PreparedGold, Scores, load_gold, score_aligned
+from dialeval.scoring.layouts import AlignedRun
 from dialeval.tasks import TASKS, weights_senders
 
 Variant = choice_enum("Variant", VARIANTS)
@@ -119,12 +120,19 @@ def register(app: typer.Typer) -> None:
             raise DialevalError(f"--display {display.value} applies to --format table only (the JSON holds the raw "
                                 "means)")
         if is_streamed(gold):  # STC-3 gold as JSON Lines or gzip
-            gold_source: object = read_records([gold])
+            origins: list[tuple[str, int]] = []
+            records = read_records([gold], origins)
+            try:
+                g = load_gold(records, blocks=blocks)
+            except DialevalError as e:
+                raise locate(e, records, origins, str(gold)) from None
         else:
             check_not_swapped(submission, gold)
-            gold_source = str(gold) if from_ is None and _value(names) == "error" else load(gold, from_, names)
-        g = load_gold(gold_source, blocks=blocks)
-        run = g.read_run(_run_records(submission) if _is_prediction_output(submission) else str(submission))
+            pipe = gold.exists() and not rereadable(gold)  # detected by load(), which refuses it: not guessed
+            fast = from_ is None and _value(names) == "error" and not pipe
+            gold_source = str(gold) if fast else load(gold, from_, names)
+            g = load_gold(gold_source, blocks=blocks)
+        run = _read_run(g, submission)
         s = score_aligned(run, g, alpha=alpha, strict=strict, average=getattr(average, "value", average),
                           rsnod_variant=getattr(rsnod_variant, "value", rsnod_variant))
         _report(s, submission, gold, per_dialogue=per_dialogue, format=format, display=display,
@@ -137,12 +145,26 @@ def _is_prediction_output(submission: Path) -> bool:
         (submission / "manifest.json").is_file() or any(submission.glob("*.jsonl"))))
 
 
-def _run_records(submission: Path) -> list[dict]:
-    """The run's records, read shard by shard (a predict folder in its manifest's order); ``meta`` dropped."""
+def _read_run(g: PreparedGold, submission: Path) -> AlignedRun:
+    """The run aligned with the gold; a run of prediction output is read by :func:`_run_records`, and the
+    reader's errors on its records are located (file and line)."""
+    if not _is_prediction_output(submission):
+        return g.read_run(str(submission))
+    origins: list[tuple[str, int]] = []
+    records = _run_records(submission, origins)
+    try:
+        return g.read_run(records)
+    except DialevalError as e:
+        raise locate(e, records, origins, str(submission)) from None
+
+
+def _run_records(submission: Path, origins: list[tuple[str, int]] | None = None) -> list[dict]:
+    """The run's records, read shard by shard (a predict folder in its manifest's order); ``meta`` dropped.
+    ``origins``: the file and line of each record are appended to it (:func:`~dialeval.io.stream.read_records`)."""
     from dialeval.summarize import shard_files
 
     files = shard_files(submission) if submission.is_dir() else [submission]
-    records = read_records(files)
+    records = read_records(files, origins)
     return [{k: v for k, v in r.items() if k != "meta"} if isinstance(r, dict) else r for r in records]
 
 

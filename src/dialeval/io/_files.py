@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,11 +26,59 @@ def as_path(source: object, what: str) -> Path:
 
 
 def only_json_file(folder: Path) -> Path | None:
-    """The one ``*.json`` file of ``folder`` (its sub-folders included, hidden files left out), or None when it
-    holds none or several: a corpus published as one JSON file beside its licence and read-me (ConTurE's
-    ``data.json``) is read from its folder as from the file."""
-    found = [p for p in folder.rglob("*.json") if p.is_file() and not p.name.startswith(".")]
-    return found[0] if len(found) == 1 else None
+    """The one ``*.json`` file of ``folder`` (its sub-folders included; names matched and files skipped as
+    :func:`listed_files` does), or None when it holds none or several: a corpus published as one JSON file
+    beside its licence and read-me (ConTurE's ``data.json``) is read from its folder as from the file."""
+    found = [p for p in listed_files(folder) if name_matches(p.name, "*.json")]
+    if len(found) != 1:
+        return None
+    check_resolvable(found)
+    return found[0]
+
+
+SKIPPED_FOLDERS = ("__MACOSX",)
+"""Folders whose files are never read (macOS archive metadata: ``__MACOSX/._x.log.json`` is not JSON)."""
+
+
+def is_skipped(relative: Path) -> bool:
+    """Whether a path inside a corpus folder (relative to it) is left out: a hidden file or a file inside a
+    hidden folder (a name starting with ``.``: ``.backup/``, macOS ``._x.json``), or one in ``__MACOSX``.
+
+    >>> is_skipped(Path(".backup/d.log.json")), is_skipped(Path("__MACOSX/x.xml")), is_skipped(Path("a/d.xml"))
+    (True, True, False)
+    """
+    return any(part.startswith(".") or part in SKIPPED_FOLDERS for part in relative.parts)
+
+
+def name_matches(name: str, pattern: str) -> bool:
+    """Whether a file name matches a pattern such as ``*.log.json``, ignoring case (``D_1.LOG.JSON`` and
+    ``Chatbot2.json`` are files of their kind, on every system).
+
+    >>> name_matches("D_00002.LOG.JSON", "*.log.json"), name_matches("Chatbot2.json", "chatbot*.json")
+    (True, True)
+    """
+    return fnmatch.fnmatchcase(name.lower(), pattern.lower())
+
+
+def listed_files(folder: Path) -> list[Path]:
+    """The files under ``folder`` (recursively, symbolic links to folders not followed), sorted, leaving out
+    what :func:`is_skipped` says; symbolic links whose target cannot be read are listed too, so that the
+    caller reports them (:func:`check_resolvable`) instead of skipping them in silence. The one listing of a
+    corpus folder: format detection counts these files, the readers read them."""
+    return sorted(p for p in folder.rglob("*")
+                  if not is_skipped(p.relative_to(folder)) and (p.is_file() or (p.is_symlink() and not p.exists())))
+
+
+def check_resolvable(files: Iterable[Path]) -> None:
+    """An error naming the first of ``files`` that is a symbolic link whose target cannot be read."""
+    for p in files:
+        if p.is_symlink() and not p.is_file():
+            try:
+                target = str(p.readlink())
+            except OSError:
+                target = "?"
+            raise DialevalError(f"is a symbolic link to {target!r}, which cannot be read (no such file, or a "
+                                "loop of links); restore its target or remove the link", file=str(p))
 
 
 def read_bounded(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
@@ -57,11 +106,14 @@ def load_json_document(path: Path, max_bytes: int = MAX_BYTES) -> object:
 
 
 def files_in(folder: Path, patterns: Iterable[str], what: str) -> list[Path]:
-    """Files under ``folder`` (recursively) matching any of ``patterns``, sorted; an error if none."""
-    found = sorted({p for pat in patterns for p in folder.rglob(pat) if p.is_file()})
+    """Files under ``folder`` (recursively, as :func:`listed_files` lists them) whose name matches any of
+    ``patterns`` ignoring case, sorted; an error if none, or if one is a link that cannot be followed."""
+    patterns = list(patterns)
+    found = [p for p in listed_files(folder) if any(name_matches(p.name, pat) for pat in patterns)]
     if not found:
         raise DialevalError(f"the folder holds no {what} (looked for " + ", ".join(patterns) + ")",
                             file=str(folder))
+    check_resolvable(found)
     return found
 
 

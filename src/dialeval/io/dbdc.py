@@ -15,10 +15,11 @@ file or a folder, read recursively (``dbdc3/en/eval`` reads the four evaluation 
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, DialevalWarning, describe
 from dialeval.io._files import MAX_BYTES, as_path, files_in, load_json_document, require_dict, require_str
 
 BREAKDOWN = "breakdown"
@@ -82,7 +83,27 @@ def read_dbdc(source: str | Path, *, max_bytes: int = MAX_BYTES) -> Corpus:
                                 field="dialogue-id")
         seen[dlg.id] = str(f)
         dialogues.append(dlg)
+    _warn_user_labels(dialogues, seen)
     return Corpus(dialogues, {BREAKDOWN: breakdown_scale()}, "dbdc", str(path), "en")
+
+
+def _warn_user_labels(dialogues: list[Dialogue], files: dict[str, str]) -> None:
+    """A warning naming the first user (U) turn that holds breakdown annotations, and how many do.
+
+    DBDC annotates system turns only, and its scale (:func:`breakdown_scale`) counts them only, so such labels
+    (a hand-made file, or one written from a corpus that labels every turn) are kept on their turn but are in
+    no gold distribution: said, not dropped in silence."""
+    off = [(d, i, len(t.labels[BREAKDOWN])) for d in dialogues for i, t in enumerate(d.turns)
+           if t.sender != "system" and t.labels.get(BREAKDOWN)]
+    if not off:
+        return
+    d, i, n = off[0]
+    more = (f"; {len(off) - 1} more user turn(s) hold breakdown labels "
+            f"({sum(k for _, _, k in off[1:])} label(s) in all), left out the same way") if len(off) > 1 else ""
+    where = DialevalError(f"{n} breakdown label(s) on a user (U) turn: kept on the turn, but DBDC annotates system "
+                          "(S) turns only and its breakdown scale counts them only, so the gold leaves these labels "
+                          f"out{more}", file=files[d.id], dialogue=d.id, field=f"turns[{i}].annotations")
+    warnings.warn(str(where), DialevalWarning, stacklevel=3)
 
 
 def _system_of(set_name: str) -> str | None:
@@ -117,7 +138,7 @@ def _read_turn(raw: object, i: int, did: str, file: str) -> Turn:
         raise DialevalError(f"turn-index {describe(t.get('turn-index'))} where {i} was expected (turns must be "
                             "numbered 0, 1, 2, ... in order)", file=file, dialogue=did, field=f"{where}.turn-index")
     speaker = t.get("speaker")
-    if speaker not in SPEAKERS:
+    if not isinstance(speaker, str) or speaker not in SPEAKERS:   # a list or an object is not hashable
         raise DialevalError(f"speaker {describe(speaker)} is not allowed; allowed are U, S", file=file,
                             dialogue=did, field=f"{where}.speaker")
     text = require_str(t.get("utterance", ""), "'utterance'", file=file, dialogue=did, field=f"{where}.utterance")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialeval.errors import DialevalError
-from dialeval.io._files import as_path, only_json_file
+from dialeval.io._files import as_path, listed_files, name_matches, only_json_file
 from dialeval.io.formats import FORMATS
 from dialeval.io.text import utf8_bytes
 
@@ -31,24 +31,30 @@ class Probe:
     top: str = ""              # the first character of a file ("[", "{", "<")
 
 
+KINDS = ("*.log.json", "chatbot*.json", "*.xml", "*.json")
+"""The kinds of file a folder's files are counted by (the first that matches, ignoring case), else ``other``."""
+
+
 def _kind(p: Path) -> str:
-    name = p.name.lower()
-    if name.endswith(".log.json"):
-        return "*.log.json"
-    if name.startswith("chatbot") and name.endswith(".json"):
-        return "chatbot*.json"
-    if name.endswith(".xml"):
-        return "*.xml"
-    return "*.json" if name.endswith(".json") else "other"
+    return next((k for k in KINDS if name_matches(p.name, k)), "other")
+
+
+def rereadable(path: Path) -> bool:
+    """Whether ``path`` is a folder or a regular file: one that can be read more than once (detection reads the
+    start of a file, then its reader reads it again). A pipe (``/dev/stdin``, ``<(...)``) cannot."""
+    return path.is_dir() or path.is_file()
 
 
 def probe(path: Path) -> Probe:
+    if path.exists() and not rereadable(path):  # a pipe: reading its start here would take it from its reader
+        raise DialevalError("is not a regular file but a pipe or a device, which is read only once: detecting its "
+                            f"format would use it up; save it to a file first, or for a corpus {CHOOSE}",
+                            file=str(path))
     if path.is_dir():
         counts: dict[str, int] = {}
-        for p in path.rglob("*"):
-            if p.is_file() and not p.name.startswith("."):
-                k = _kind(p)
-                counts[k] = counts.get(k, 0) + 1
+        for p in listed_files(path):   # the readers' own listing: the files they would read
+            k = _kind(p)
+            counts[k] = counts.get(k, 0) + 1
         return Probe(path, True, counts)
     with path.open("rb") as fh:
         raw = fh.read(HEAD_BYTES)
@@ -192,7 +198,7 @@ def check_not_swapped(submission: Path, gold: Path, usage: str = "dialeval evalu
 
     A gold-as-run check (``evaluate gold.json gold.json``) is not a swap: both files are corpora.
     """
-    if not submission.exists() or not gold.exists():
+    if not rereadable(submission) or not rereadable(gold):  # missing, or a pipe (not to be used up here)
         return
     first = _format_of(submission)
     if first is None or _format_of(gold) is not None:

@@ -28,7 +28,7 @@ import orjson
 
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import write_bytes
-from dialeval.io.text import utf8_bytes
+from dialeval.io.text import is_utf16, utf8_bytes
 
 STREAM_THRESHOLD = 4 * 1024 * 1024
 """Files larger than this (bytes) are streamed."""
@@ -157,18 +157,23 @@ _CLASS[ord(",")], _CLASS[ord('"')], _CLASS[ord("\\")] = _COMMA, _QUOTE, _BACKSLA
 _CLOSE_ARRAY = ord("]")
 
 
-def top_level_structure(buf: bytes) -> tuple[np.ndarray, int]:
-    """Positions of the top-level commas of ``buf`` and of the ``]`` that closes the array (-1 if none).
+def top_level_structure(buf: bytes, depth: int = 0, in_string: bool = False) -> tuple[np.ndarray, int, int, bool]:
+    """Positions of the top-level commas of ``buf`` and of the ``]`` that closes the array (-1 if none), and
+    the scan's state at the end of ``buf``: the bracket depth and whether it is inside a string.
 
-    ``buf`` starts inside a JSON array, just after ``[`` or after a top-level comma: outside any string, at
-    depth 0. A ``"`` opens or closes a string unless an odd number of backslashes precedes it; brackets and
-    braces outside strings change the depth. Multi-byte UTF-8 sequences never contain ASCII bytes, so the
-    scan works on bytes: one table lookup classifies every byte, the rest works on the few special ones.
+    ``buf`` starts inside a JSON array in the state ``depth``, ``in_string`` (the default: just after ``[``
+    or after a top-level comma), and not right after a backslash. A ``"`` opens or closes a string unless an
+    odd number of backslashes precedes it; brackets and braces outside strings change the depth. Multi-byte
+    UTF-8 sequences never contain ASCII bytes, so the scan works on bytes: one table lookup classifies every
+    byte, the rest works on the few special ones. A scan can go on where another ended by passing its state
+    on (:func:`array_parts` scans each byte once so), provided ``buf`` was not cut after a backslash.
 
     Examples
     --------
     >>> top_level_structure(b' {"a": [1, 2]}, "x,\\\\"]", 3] ')
-    (array([14, 23]), 26)
+    (array([14, 23]), 26, -1, False)
+    >>> top_level_structure(b' {"a": [1, "x')
+    (array([], dtype=int64), -1, 2, True)
     """
     a = np.frombuffer(buf, dtype=np.uint8)
     classes = np.take(_CLASS, a)
@@ -186,13 +191,16 @@ def top_level_structure(buf: bytes) -> tuple[np.ndarray, int]:
             start = run_start[np.searchsorted(run_start, last, side="right") - 1]
             quote[after[(last - start + 1) % 2 == 1]] = False
     quotes_before = np.cumsum(quote, dtype=np.int64) - quote
-    outside = (quotes_before & 1) == 0
+    outside = (quotes_before & 1) == int(in_string)
     structural = outside & (cls <= _COMMA)
     c, p = cls[structural], pos[structural]
-    depth = np.cumsum((c == _OPEN).astype(np.int64) - (c == _CLOSE))
-    commas = p[(c == _COMMA) & (depth == 0)]
-    closed = p[depth < 0]
-    return commas, int(closed[0]) if closed.size else -1
+    steps = (c == _OPEN).astype(np.int64) - (c == _CLOSE)
+    levels = depth + np.cumsum(steps)
+    commas = p[(c == _COMMA) & (levels == 0)]
+    closed = p[levels < 0]
+    quotes = int(quotes_before[-1] + quote[-1]) if quote.size else 0
+    return (commas, int(closed[0]) if closed.size else -1, int(levels[-1]) if levels.size else depth,
+            bool((quotes + in_string) & 1))
 
 
 class ArrayPart(NamedTuple):
@@ -220,6 +228,13 @@ def read_head(fh: BinaryIO, chunk: int = CHUNK) -> bytes:
     while (len(buf) < 4 or not buf.removeprefix(_BOM).lstrip(_WS)) and (more := fh.read(chunk)):
         buf += more
     return buf
+
+
+def check_streamable(head: bytes, name: str | None) -> None:
+    """Refuse, in the text policy's terms (:mod:`dialeval.io.text`), a file starting with ``head`` that cannot
+    be read incrementally as UTF-8: UTF-16 (decoded whole by the readers that load a file whole), UTF-32."""
+    if is_utf16(head, name):
+        raise DialevalError("UTF-16 text is not read incrementally; save the file as UTF-8", file=name)
 
 
 def array_parts(fh: BinaryIO, name: str | None, *, head: bytes | None = None, chunk: int = CHUNK,
@@ -261,8 +276,7 @@ def array_parts(fh: BinaryIO, name: str | None, *, head: bytes | None = None, ch
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
         raise DialevalError(f"chunk must be a positive integer, received {chunk!r}")
     buf = read_head(fh, chunk) if head is None else head
-    if utf8_bytes(buf[:4], name, partial=True) != buf[:4].removeprefix(_BOM):
-        raise DialevalError("UTF-16 text is not read incrementally; save the file as UTF-8", file=name)
+    check_streamable(buf, name)
     buf = buf.removeprefix(_BOM)
     start = len(buf) - len(buf.lstrip(_WS))
     if not buf[start:].startswith(b"["):
@@ -270,17 +284,27 @@ def array_parts(fh: BinaryIO, name: str | None, *, head: bytes | None = None, ch
         raise DialevalError(f"the top level is {what}; expected {expected}", file=name)
     offset, line, buf = start + 1, 1 + buf.count(b"\n", 0, start), buf[start + 1:]
     first = True
+    # ``held``: bytes of the current run scanned already (the scan's state ``depth``, ``in_string`` is at their
+    # end) with no top-level comma in them; ``buf``: the bytes to scan next. Every byte is scanned once, so a
+    # record many chunks long costs no more than many short ones.
+    held: list[bytes] = []
+    depth, in_string = 0, False
     while True:
-        commas, end = top_level_structure(buf)
-        cut = end if end >= 0 else (int(commas[-1]) if commas.size else -1)
-        if end >= 0 and buf[end] != _CLOSE_ARRAY:  # a `}` at depth 0: the array was never closed
-            line_end = line + buf.count(b"\n", 0, end)
-            raise DialevalError(f"not valid JSON: '}}' where the array's ']' should be (line {line_end})", file=name)
-        if cut >= 0:
+        commas, end, depth, in_string = top_level_structure(buf, depth, in_string)
+        if end >= 0 or commas.size:
+            if held:
+                size = sum(map(len, held))
+                commas, end = commas + size, end + size if end >= 0 else end
+                buf, held = b"".join([*held, buf]), []
+            if end >= 0 and buf[end] != _CLOSE_ARRAY:  # a `}` at depth 0: the array was never closed
+                line_end = line + buf.count(b"\n", 0, end)
+                raise DialevalError(f"not valid JSON: '}}' where the array's ']' should be (line {line_end})",
+                                    file=name)
+            cut = end if end >= 0 else int(commas[-1])
             newlines = yield ArrayPart(buf[:cut], commas[commas < cut], line, offset, first, end >= 0)
             line += buf.count(b"\n", 0, cut) if newlines is None else newlines
             offset += cut + 1
-            buf = buf[cut + 1:]
+            buf = buf[cut + 1:]  # scanned already: the state at its end is the scan's
             first = False
             if end >= 0:
                 while not buf.strip(_WS) and (buf := fh.read(chunk)):
@@ -288,9 +312,14 @@ def array_parts(fh: BinaryIO, name: str | None, *, head: bytes | None = None, ch
                 if buf:
                     raise DialevalError("not valid JSON: extra data after the array", file=name)
                 return
+        # Trailing backslashes are scanned again with the next chunk (one escapes the byte after it).
+        scanned = len(buf.rstrip(b"\\"))
+        if scanned:
+            held.append(buf[:scanned])
+            buf = buf[scanned:]
         more = fh.read(chunk)
         if not more:
-            last = line + buf.count(b"\n")
+            last = line + sum(h.count(b"\n") for h in held) + buf.count(b"\n")
             raise DialevalError(f"not valid JSON: the array is not closed (line {last})", file=name)
         buf += more
 
@@ -299,7 +328,7 @@ def _stream(path: Path) -> Iterator[object]:
     name = str(path)
     with path.open("rb") as fh:
         head = read_head(fh, CHUNK)
-        if utf8_bytes(head[:4], name, partial=True) != head[:4].removeprefix(_BOM):  # UTF-16: decode it whole
+        if is_utf16(head, name):  # decode it whole
             if path.stat().st_size > UTF16_MAX_BYTES:
                 raise DialevalError(f"a UTF-16 file of {path.stat().st_size:,} bytes is decoded in memory and may be "
                                     f"at most {UTF16_MAX_BYTES:,} bytes; save it as UTF-8 (read in bounded memory)",

@@ -23,7 +23,7 @@ import numpy as np
 
 from dialeval.errors import DialevalError, describe, suggest
 from dialeval.io.jsonarray import Source, dump_json, gc_paused, iter_records, source_name
-from dialeval.io.stc3 import NUGGET_SCALE, NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
+from dialeval.io.stc3 import NUGGET_SCALE, NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS, dialogue_id
 from dialeval.io.stc3_gold import Stc3Gold
 from dialeval.io.values import first_bad_row, normalise, sum_problem, value_problem
 
@@ -345,12 +345,7 @@ def _slow(batch: list, shape: tuple[bool, bool], gold: Stc3Gold, seen: set[str],
         if not isinstance(rec, dict):
             raise DialevalError(f"item {i} is a JSON {type(rec).__name__}; expected an object", file=file)
         _check_keys(rec, i, file)
-        did = rec.get("id")
-        if did is None or did == "":
-            raise DialevalError(f"item {i} has no 'id'", file=file, field="id")
-        if isinstance(did, bool) or not isinstance(did, str | int):
-            raise DialevalError(f"item {i}: id {describe(did)} must be a string", file=file, field="id")
-        did = str(did)
+        did = dialogue_id(rec, i, file)
         if did in seen or did in local:
             raise DialevalError("duplicate dialogue id", file=file, dialogue=did, field="id")
         local.add(did)

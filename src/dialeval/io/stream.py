@@ -19,6 +19,7 @@ import gzip
 import hashlib
 import json
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +28,9 @@ from typing import BinaryIO
 import orjson
 
 from dialeval.errors import DialevalError, describe
-from dialeval.io.jsonarray import array_parts
+from dialeval.io.jsonarray import array_parts, check_streamable
 from dialeval.io.stc3 import check_turns
+from dialeval.io.text import UTF8_BOM
 
 CHUNK = 1024 * 1024
 """Bytes read at a time."""
@@ -189,19 +191,38 @@ def iter_array(fh: BinaryIO, name: str) -> Iterator[tuple[int, bytes]]:
 
 
 def iter_lines(fh: BinaryIO) -> Iterator[tuple[int, bytes]]:
-    """The non-blank lines of a JSON Lines stream as ``(line, bytes)``."""
+    """The non-blank lines of a JSON Lines stream as ``(line, bytes)``; a UTF-8 byte-order mark that starts the
+    stream is dropped (:mod:`dialeval.io.text`'s policy)."""
     for n, raw in enumerate(fh, 1):
-        body = raw.strip(_WS)
+        body = (raw.removeprefix(UTF8_BOM) if n == 1 else raw).strip(_WS)
         if body:
             yield n, body
 
 
 def iter_items(path: Path) -> Iterator[tuple[int, bytes]]:
     """The raw items of one file as ``(line, bytes)``: the lines of JSON Lines or the elements of a JSON array
-    (:func:`is_jsonl` decides), gzip'ed or not; the file is open while the items are read."""
-    with open_binary(path) as fh:
-        head = fh.peek(64)[:64] if hasattr(fh, "peek") else b""
-        yield from (iter_lines(fh) if is_jsonl(path, head) else iter_array(fh, str(path)))
+    (:func:`is_jsonl` decides), gzip'ed or not; the file is open while the items are read.
+
+    Raises
+    ------
+    DialevalError
+        Naming the file: text that is not UTF-8 (:func:`~dialeval.io.jsonarray.check_streamable`), a gzip
+        file cut short or damaged, a file that cannot be read; and the array reader's errors.
+    """
+    name = str(path)
+    try:
+        with open_binary(path) as fh:
+            head = fh.peek(64)[:64] if hasattr(fh, "peek") else b""
+            if is_jsonl(path, head):
+                check_streamable(head, name)
+                yield from iter_lines(fh)
+            else:
+                yield from iter_array(fh, name)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise DialevalError(f"not readable: not a complete gzip file: {e} (the file is cut short or damaged; "
+                            "allowed are whole gzip files: compress it again)", file=name) from None
+    except OSError as e:
+        raise DialevalError(f"not readable: {e.strerror or e}", file=name) from None
 
 
 def validate(obj: object) -> StreamedDialogue:
@@ -306,17 +327,36 @@ def is_streamed(path: str | os.PathLike) -> bool:
     return text.endswith((".jsonl", ".ndjson", ".gz")) or (glob.has_magic(text) and not Path(text).exists())
 
 
-def read_records(inputs: Iterable[str | os.PathLike]) -> list:
+def read_records(inputs: Iterable[str | os.PathLike], origins: list[tuple[str, int]] | None = None) -> list:
     """Every parsed item of ``inputs`` (JSON arrays or JSON Lines, gzip'ed or not; folders, globs), in order.
 
     For inputs that are loaded whole anyway (a run or a gold to score); an item that is not JSON is an error
-    naming its file and line.
+    naming its file and line. ``origins``: the file and line of each item are appended to it, for the
+    messages of the reader the items go to (:func:`locate`).
     """
     out: list = []
     for path in expand_inputs(inputs):
+        name = str(path)
         for line, data in iter_items(path):
             try:
                 out.append(_parse(data) if data else _parse(b","))
             except DialevalError as e:
-                raise DialevalError(f"line {line}: {e.message}", file=str(path)) from None
+                raise DialevalError(f"line {line}: {e.message}", file=name) from None
+            if origins is not None:
+                origins.append((name, line))
     return out
+
+
+def locate(error: DialevalError, records: list, origins: list[tuple[str, int]], source: str) -> DialevalError:
+    """``error``, raised on items of :func:`read_records`, located: the file and line of the item of its
+    dialogue (the first with that id), else ``source`` (what the user named: a file, folder or pattern).
+    An error naming a file already is returned as it is."""
+    if error.file:
+        return error
+    if error.dialogue is not None:
+        for record, (file, line) in zip(records, origins, strict=False):
+            if isinstance(record, dict) and str(record.get("id")) == error.dialogue:
+                return DialevalError(f"{error.message} (line {line})", file=file, dialogue=error.dialogue,
+                                     field=error.field)
+    files = {file for file, _ in origins}
+    return error.located(file=files.pop() if len(files) == 1 else source)

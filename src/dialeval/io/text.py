@@ -55,6 +55,18 @@ def utf8_bytes(data: bytes, file: str | None = None, *, partial: bool = False) -
     return data
 
 
+def is_utf16(head: bytes, file: str | None = None) -> bool:
+    """Whether a text starting with ``head`` is UTF-16 with its byte-order mark (to decode before it is read as
+    UTF-8 JSON); the policy's error for UTF-32 or UTF-16 without a byte-order mark, as :func:`utf8_bytes`.
+
+    Examples
+    --------
+    >>> is_utf16("[1]".encode("utf-16")), is_utf16(b"\\xef\\xbb\\xbf[1]"), is_utf16(b"{}")
+    (True, False, False)
+    """
+    return utf8_bytes(head[:4], file, partial=True) != head[:4].removeprefix(UTF8_BOM)
+
+
 def decode_text(data: bytes, file: str | None = None) -> str:
     """The text of a file's bytes under the policy above; a one-line error for anything else.
 

@@ -29,6 +29,7 @@ from dialeval.errors import DialevalError, describe, suggest
 from dialeval.io._files import as_path, files_in, load_json_document
 from dialeval.io.dbdc import BREAKDOWN, BREAKDOWN_LEVELS
 from dialeval.io.runs import read_distribution
+from dialeval.io.stc3 import dialogue_id
 from dialeval.io.values import normalise
 
 RESERVED = ("id", "turns", "n")
@@ -147,9 +148,7 @@ def read_turn_run(source: object, gold: dict[str, Distributions]) -> TurnRun:
     extra_d: list[str] = []
     extra_i: list[str] = []
     for i, rec in enumerate(records):
-        if not isinstance(rec, dict) or rec.get("id") in (None, ""):
-            raise DialevalError(f"item {i} is not an object with an 'id'", file=file, field=f"[{i}]")
-        did = str(rec["id"])
+        did = dialogue_id(rec, i, file)   # the STC-3 run reader's rule: a string (or an integer) id
         if did in seen:
             raise DialevalError("dialogue id met twice", file=file, dialogue=did, field="id")
         seen.add(did)

@@ -16,22 +16,27 @@ Rules checked on reading (each violation is a :class:`~dialeval.DialevalError` n
 - other tags in a turn (timestamps, context, metadata) and in an annotator are kept in ``meta``.
 
 The guidelines print the tags as ``</VALID>``; that spelling is not well-formed XML, but the reader accepts
-it and records each place in ``corpus.meta["notices"]``. The writer (:mod:`dialeval.io.wochat_writer`) always
+it inside ``<annotator>`` (never in a comment or a CDATA section) and records each place in
+``corpus.meta["notices"]``. Texts (utterances, speakers, names) are plain text: an element inside one is an
+error, not a text cut short. The writer (:mod:`dialeval.io.wochat_writer`) always
 emits ``<VALID/>``.
 
-XML is parsed with :mod:`defusedxml`: entity declarations (a "billion laughs" file), external entities and
-network access are refused, and files over ``max_bytes`` are not read.
+XML is parsed with :mod:`defusedxml`: entity declarations (a "billion laughs" file), external entities,
+a DOCTYPE's internal subset (whose ``<!ATTLIST>`` could supply annotator ids) and network access are refused,
+and files over ``max_bytes`` are not read. A file is decoded as XML says (:func:`xml_text`: byte-order mark,
+else the declared encoding, else UTF-8) before anything reads it.
 """
 
 from __future__ import annotations
 
+import codecs
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import fromstring as safe_fromstring
+from defusedxml import DefusedXmlException, DTDForbidden
+from defusedxml.ElementTree import DefusedXMLParser
 
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
 from dialeval.errors import DialevalError, describe
@@ -49,8 +54,21 @@ ROLES = r"SYSTEM|USER[0-9]*"
 NAME_TAG_IN_TEXT = re.compile(rf"\b({ROLES})_NAME\b")
 """A speaker's name tag inside an utterance (``SYSTEM_NAME``, ``USER1_NAME``): the name replaced by its role."""
 _NAME_TAG = re.compile(rf"^({ROLES.lower()})_name$")
-_GUIDELINE_TAG = re.compile(rb"<(/?)\s*(" + b"|".join(t.encode() for t in VALIDITY_TAGS + OPTIONAL_TAGS)
-                            + rb")\s*(/?)>")
+_MARKUP = re.compile(
+    r"<!--.*?(?:-->|\Z)"                                   # a comment (to the end if it is not closed)
+    r"|<!\[CDATA\[.*?(?:\]\]>|\Z)"                        # a CDATA section
+    r"|<\?.*?(?:\?>|\Z)"                                   # a processing instruction, the XML declaration
+    r"|<!DOCTYPE[^\[>]*(?:\[.*?\][^>]*)?>"                 # a document type declaration
+    r"|(?P<annotator></?annotator(?=[\s/>])(?:[^>\"']|\"[^\"]*\"|'[^']*')*>)"
+    r"|<(?P<end>/?)\s*(?P<tag>" + "|".join(VALIDITY_TAGS + OPTIONAL_TAGS) + r")\s*(?P<empty>/?)>",
+    re.DOTALL)
+"""What :func:`fix_guideline_tags` looks at: the annotation tags, the ``<annotator>`` tags around them, and the
+parts of a file whose text is not markup (comments, CDATA, processing instructions, a DOCTYPE), passed over."""
+_GUIDELINE_END = re.compile(r"</\s*(?:" + "|".join(VALIDITY_TAGS + OPTIONAL_TAGS) + r")\s*/?>")
+"""An end tag of an annotation tag anywhere: without one, there is nothing to rewrite (the quick test)."""
+_XML_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+_NEWLINE = b"\n"
+_XML_DECLARED = re.compile(rb"""^<\?xml\s[^>]*?\bencoding\s*=\s*["']([^"']*)["']""")
 EDGE_LAYOUT = re.compile(r"^\s*\n\s*|\s*\n\s*$")
 """Blanks with a line break at either end of an element's text: the layout of a pretty-printed file."""
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
@@ -83,44 +101,141 @@ def name_pattern(name: str) -> re.Pattern:
 # ---------------------------------------------------------------------------------------------- reading
 
 
-def fix_guideline_tags(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
-    """Rewrite the guidelines' ``</VALID>`` spelling (an end tag with no start) as ``<VALID/>``.
+def xml_text(data: bytes, file: str | None = None) -> str:
+    """The text of an XML file's bytes, decoded as XML says (XML 1.0 appendix F): by its byte-order mark (UTF-8,
+    UTF-16), as UTF-16 when it starts with ``<`` or ``<?`` in two-byte characters, else by the encoding its
+    declaration names (``<?xml version="1.0" encoding="ISO-8859-1"?>``), UTF-8 when it names none.
 
-    A ``</VALID>`` that closes an open ``<VALID>`` is left alone. Returns the new bytes and the (line, tag)
-    of every rewrite.
+    One decoding for every WOCHAT file, before anything looks at its text (the guidelines' ``</VALID>``
+    spelling is read alike in UTF-8 and UTF-16); the parser is then given the text, not the bytes.
 
     Examples
     --------
-    >>> fix_guideline_tags(b"<annotator id='a'>\\n</VALID> </POSITIVE></annotator>")
-    (b"<annotator id='a'>\\n<VALID/> <POSITIVE/></annotator>", [(2, 'VALID'), (2, 'POSITIVE')])
+    >>> xml_text('<?xml version="1.0" encoding="UTF-16"?><a>é</a>'.encode("utf-16"))[-8:]
+    '<a>é</a>'
+    >>> xml_text(b'<?xml version="1.0" encoding="ISO-8859-1"?><a>\\xe9</a>')[-8:]
+    '<a>é</a>'
     """
-    if b"</" not in data or not _GUIDELINE_TAG.search(data):
-        return data, []
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) or data.startswith((b"\0\0\0<", b"<\0\0\0")):
+        raise DialevalError("the file is UTF-32 text, which XML parsers do not read; allowed are UTF-8, UTF-16 "
+                            "and the encodings an XML declaration may name: save it as UTF-8", file=file)
+    bom, codec = next(((b, c) for b, c in _XML_BOMS if data.startswith(b)), (b"", ""))
+    if not codec and len(data) >= 2 and bool(data[0]) != bool(data[1]):   # '<' or a blank, two bytes wide
+        codec = "utf-16-le" if data[0] else "utf-16-be"
+    if not codec:
+        m = _XML_DECLARED.match(data)
+        codec = m.group(1).decode("ascii", "replace") if m else "utf-8"
+        if re.fullmatch(r"(?i)utf-?(16|32)(-?[lb]e)?|ucs-?[24]", codec):
+            raise DialevalError(f"the XML declaration names the encoding {codec!r}, but the file is not {codec} text "
+                                "(it has no byte-order mark and its characters are one byte wide); allowed is the "
+                                "file's true encoding: correct the declaration", file=file)
+    try:
+        return data[len(bom):].decode(codec)
+    except LookupError:
+        raise DialevalError(f"the XML declaration names the encoding {codec!r}, which is not known; allowed are "
+                            "UTF-8, UTF-16 and the text encodings Python knows (ISO-8859-1, Shift_JIS...)",
+                            file=file) from None
+    except UnicodeDecodeError as e:
+        at = e.start + len(bom)
+        line = "" if codec.startswith("utf-16") else f", line {data.count(_NEWLINE, 0, at) + 1}"
+        raise DialevalError(f"not {codec} text ({e.reason} at byte {at}{line}); allowed is text in the "
+                            "encoding of its XML declaration (UTF-8 when it names none): save the file as UTF-8 "
+                            "or declare its encoding", file=file) from None
+
+
+def fix_guideline_tags(text: str) -> tuple[str, list[tuple[int, str]]]:
+    """Rewrite the guidelines' ``</VALID>`` spelling (an end tag with no start) as ``<VALID/>`` inside
+    ``<annotator>`` elements, the only place annotation tags belong.
+
+    A ``</VALID>`` that closes an open ``<VALID>`` is left alone, and so is any text that is not markup:
+    comments, CDATA sections, processing instructions and a DOCTYPE (an utterance may show the tag). Returns
+    the new text and the (line, tag) of every rewrite.
+
+    Examples
+    --------
+    >>> fix_guideline_tags("<annotator id='a'>\\n</VALID> </POSITIVE></annotator>")
+    ("<annotator id='a'>\\n<VALID/> <POSITIVE/></annotator>", [(2, 'VALID'), (2, 'POSITIVE')])
+    >>> fix_guideline_tags("<utterance><![CDATA[</VALID>]]></utterance><!-- </VALID> -->")[1]
+    []
+    """
+    if not _GUIDELINE_END.search(text):
+        return text, []
     out, fixes, stack = [], [], []
+    inside = 0
     last, line, line_pos = 0, 1, 0
-    for m in _GUIDELINE_TAG.finditer(data):
-        closing, tag, selfclose = m.group(1), m.group(2), m.group(3)
-        if not closing:
-            if not selfclose:
+    for m in _MARKUP.finditer(text):
+        if m.group("annotator"):
+            if m.group(0).startswith("</"):
+                inside = max(inside - 1, 0)
+            elif not m.group(0).endswith("/>"):
+                inside += 1
+                stack = []
+            continue
+        tag = m.group("tag")
+        if not tag or not inside:
+            continue  # a comment, CDATA, PI or DOCTYPE passed over; a tag outside an annotator left to the parser
+        if not m.group("end"):
+            if not m.group("empty"):
                 stack.append(tag)
             continue
-        if not selfclose and stack and stack[-1] == tag:
+        if not m.group("empty") and stack and stack[-1] == tag:
             stack.pop()
             continue
-        line += data.count(b"\n", line_pos, m.start())
+        line += text.count("\n", line_pos, m.start())
         line_pos = m.start()
-        out.append(data[last:m.start()])
-        out.append(b"<" + tag + b"/>")
+        out.append(text[last:m.start()])
+        out.append(f"<{tag}/>")
         last = m.end()
-        fixes.append((line, tag.decode()))
-    out.append(data[last:])
-    return b"".join(out), fixes
+        fixes.append((line, tag))
+    if not fixes:
+        return text, []
+    out.append(text[last:])
+    return "".join(out), fixes
 
 
-def parse_xml(data: bytes, file: str | None) -> ET.Element:
-    """Parse XML safely: no entity declarations, no external entities, no network."""
+class _InternalSubset(DTDForbidden):
+    """A DOCTYPE with declarations of its own (``<!DOCTYPE d [...]>``), and the line where it starts."""
+
+    def __init__(self, name: str, sysid: str | None, pubid: str | None, line: int) -> None:
+        super().__init__(name, sysid, pubid)
+        self.line = line
+
+
+class _Parser(DefusedXMLParser):
+    """defusedxml's parser (no entity declarations, no external entities, no network) refusing, too, a DTD's
+    internal subset: its ``<!ATTLIST>`` declarations would supply attribute values (an annotator's id) and
+    defaults that the file does not show. A bare ``<!DOCTYPE dialogue>`` (or one naming an external DTD, which
+    is never loaded) is harmless and allowed. The refusal comes at the subset's end, so that an entity
+    declaration in it is refused as such first."""
+
+    def __init__(self) -> None:
+        super().__init__(target=ET.TreeBuilder())
+        self._subset: tuple | None = None
+        self.parser.StartDoctypeDeclHandler = self._start_doctype
+        self.parser.EndDoctypeDeclHandler = self._end_doctype
+
+    def _start_doctype(self, name: str, sysid: str | None, pubid: str | None, has_internal_subset: int) -> None:
+        if has_internal_subset:
+            self._subset = (name, sysid, pubid, self.parser.CurrentLineNumber)
+
+    def _end_doctype(self) -> None:
+        if self._subset is not None:
+            raise _InternalSubset(*self._subset)
+
+
+def parse_xml(data: str | bytes, file: str | None) -> ET.Element:
+    """Parse XML safely: no entity declarations, no external entities, no DTD internal subset, no network.
+    Bytes are decoded first (:func:`xml_text`)."""
+    text = xml_text(data, file) if isinstance(data, bytes) else data
+    parser = _Parser()
     try:
-        return safe_fromstring(data)
+        parser.feed(text)
+        return parser.close()
+    except _InternalSubset as e:
+        raise DialevalError(f"a DOCTYPE with declarations (<!DOCTYPE {e.name} [...]>, line {e.line}) is not allowed: "
+                            "its declarations could give attributes, such as annotator ids, values the file does "
+                            f"not show; remove the [...] part (a bare <!DOCTYPE {e.name}> is allowed)",
+                            file=file) from None
     except DefusedXmlException as e:
         raise DialevalError(f"refused unsafe XML ({type(e).__name__}: {e}); entity declarations, external "
                             "entities and DTD tricks such as 'billion laughs' are not allowed", file=file) from None
@@ -190,9 +305,9 @@ def read_wochat(source: str | Path, *, names: str = "error", max_bytes: int = MA
     used: set[str] = set()
     for f in files:
         st = _ReadState(str(f), names, notices)
-        data, fixes = fix_guideline_tags(read_bounded(f, max_bytes))
+        text, fixes = fix_guideline_tags(xml_text(read_bounded(f, max_bytes), str(f)))
+        root = parse_xml(text, str(f))
         notices.extend(f"{f}:{line}: read </{tag}> as <{tag}/> (the guidelines' spelling)" for line, tag in fixes)
-        root = parse_xml(data, str(f))
         elems = [root] if root.tag == "dialogue" else list(root.iter("dialogue"))
         if not elems:
             raise DialevalError(f"no <dialogue> element (the root is <{root.tag}>)", file=str(f))
@@ -224,8 +339,18 @@ def _fill_binary(dialogues: list[Dialogue], tags: list[str]) -> None:
 
 def _text(el: ET.Element) -> str:
     """An utterance's text: line breaks at its ends (and the blanks around them) are the file's layout and
-    dropped, unless the element says ``xml:space="preserve"`` (as the WOCHAT writer does for such a text)."""
+    dropped, unless the element says ``xml:space="preserve"`` (as the WOCHAT writer does for such a text).
+    The element holds text only (:func:`_plain_text`)."""
     return (el.text or "") if el.get(XML_SPACE) == "preserve" else EDGE_LAYOUT.sub("", el.text or "")
+
+
+def _plain_text(el: ET.Element, *, file: str, dialogue: str, field: str) -> ET.Element:
+    """``el`` if it holds text only; an error naming its first child element otherwise (``<utterance>hello
+    <b>big</b> world</utterance>`` would lose every word after ``<b>``: WOCHAT texts are plain text)."""
+    if len(el):
+        raise DialevalError(f"<{el.tag}> holds element <{el[0].tag}>; allowed is text only (write a '<' of the "
+                            "text as &lt;)", file=file, dialogue=dialogue, field=field)
+    return el
 
 
 def tag_text(el: ET.Element) -> str:
@@ -266,7 +391,7 @@ def _read_dialogue(el: ET.Element, st: _ReadState) -> Dialogue:
             role = m.group(1).upper()
             if role in names:
                 raise DialevalError(f"<{child.tag}> is declared twice", file=file, dialogue=did, field=child.tag)
-            names[role] = (child.text or "").strip()
+            names[role] = (_plain_text(child, file=file, dialogue=did, field=child.tag).text or "").strip()
         elif child.tag == "turn":
             turn_elems.append(child)
         elif child.tag in DIALOGUE_KEYS and not len(child):
@@ -307,11 +432,11 @@ def _read_turn(te: ET.Element, did: str, names: dict[str, str], patterns: dict[s
         if child.tag == "speaker":
             if speaker is not None:
                 raise DialevalError("two <speaker> tags", file=file, dialogue=did, field=where)
-            speaker = (child.text or "").strip()
+            speaker = (_plain_text(child, file=file, dialogue=did, field=f"{where}.speaker").text or "").strip()
         elif child.tag == "utterance":
             if utterance is not None:
                 raise DialevalError("two <utterance> tags", file=file, dialogue=did, field=where)
-            utterance = _text(child)
+            utterance = _text(_plain_text(child, file=file, dialogue=did, field=f"{where}.utterance"))
         elif child.tag == "annotator":
             annotators.append(child)
         else:
