@@ -168,12 +168,14 @@ def not_different_groups(pvalues: np.ndarray, order: Sequence[int], alpha: float
         raise DialevalError(f"order {describe(order)} is not allowed; allowed is each column index 0..{m - 1} "
                             "once, best run first")
     alpha = _check_alpha(alpha)
-    pvalues = p
+    same = p[np.ix_(order, order)] >= alpha   # same[i, j]: the i-th and j-th best runs do not differ
     groups: list[list[int]] = []
-    last_end = -1
-    for start in range(len(order)):
-        end = start
-        while end + 1 < len(order) and all(pvalues[order[k], order[end + 1]] >= alpha for k in range(start, end + 1)):
+    last_end = end = -1
+    for start in range(m):
+        # the group from one run reaches at least as far as the group from the run before (a part of a group is
+        # one): the end only moves forward, each step checking one column of the window (O(m^2), it was O(m^3))
+        end = max(end, start)
+        while end + 1 < m and same[start:end + 1, end + 1].all():
             end += 1
         if end > last_end:
             groups.append(order[start:end + 1])

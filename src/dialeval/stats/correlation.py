@@ -72,20 +72,33 @@ def kendall_rows_pairs(samples: list[np.ndarray], pairs: list[tuple[int, int]]) 
 
     ``samples`` are R x n arrays (e.g. bootstrap replicates of n run means). For one row:
     ``sum sgn(dx) sgn(dy) / sqrt(sum sgn(dx)^2 * sum sgn(dy)^2)`` over the item pairs i < j (NaN where a row
-    is constant). Returns R x len(pairs); the signs of every sample are computed once per chunk of rows.
+    is constant). Returns R x len(pairs).
+
+    The sums of sign products of every pair of samples are one matrix product per row: the Gram matrix of the
+    samples' sign vectors, whose diagonal counts each sample's untied pairs. The signs are taken over all
+    ordered pairs (i, j), by broadcasting, which counts each pair twice in every sum and leaves tau as it is
+    (exactly: the sums are integers, exact in doubles); rows and items are taken in chunks of
+    ``_CHUNK_CELLS`` signs. Cost: R n^2 S (S + 1) for S samples, in BLAS (it was R n^2 per pair of samples, in
+    numpy's elementwise loops: compare with 400 runs spent 105 of its 151 s here).
     """
     R, n = samples[0].shape
-    iu, ju = np.triu_indices(n, k=1)
+    stack = np.stack(samples, axis=1)                                  # R x S x n
+    S = stack.shape[1]
+    a_idx = np.array([a for a, _ in pairs], dtype=np.intp)
+    b_idx = np.array([b for _, b in pairs], dtype=np.intp)
     out = np.empty((R, len(pairs)))
-    step = max(1, _CHUNK_CELLS // max(iu.size * len(samples), 1))
+    step = max(1, _CHUNK_CELLS // max(S * n * n, 1))                   # rows at once
+    block = max(1, min(n, _CHUNK_CELLS // max(S * n, 1)))              # items i at once, within one row
     for start in range(0, R, step):
-        rows = slice(start, min(R, start + step))
-        signs = [np.sign(s[rows][:, iu] - s[rows][:, ju]).astype(np.int8) for s in samples]
-        nonzero = [np.count_nonzero(s, axis=1) for s in signs]
-        for p, (a, b) in enumerate(pairs):
-            num = (signs[a] * signs[b]).sum(axis=1, dtype=np.int64)
-            den = np.sqrt(nonzero[a] * nonzero[b].astype(float))
-            out[rows, p] = np.divide(num, den, out=np.full(num.shape, np.nan), where=den > 0)
+        x = stack[start:start + step]
+        gram = np.zeros((len(x), S, S))
+        for i in range(0, n, block):
+            signs = np.sign(x[:, :, i:i + block, None] - x[:, :, None, :]).reshape(len(x), S, -1)
+            gram += signs @ signs.transpose(0, 2, 1)
+        counts = np.diagonal(gram, axis1=1, axis2=2)
+        num = gram[:, a_idx, b_idx]
+        den = np.sqrt(counts[:, a_idx] * counts[:, b_idx])
+        out[start:start + step] = np.divide(num, den, out=np.full(num.shape, np.nan), where=den > 0)
     return out
 
 
