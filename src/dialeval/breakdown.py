@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, refused
 from dialeval.io.dbdc import BREAKDOWN_LEVELS
 from dialeval.measures import get as get_measure
 from dialeval.measures._arrays import check_pair
@@ -72,6 +72,13 @@ def _merge(p: np.ndarray, groups: tuple | None) -> np.ndarray:
     return p if groups is None else np.column_stack([p[:, list(g)].sum(axis=1) for g in groups])
 
 
+def check_threshold(threshold: object) -> float:
+    """The share of annotators a gold label needs (DBDC3 eval.py's ``-t``): a number in [0, 1]."""
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
+        raise refused("threshold", threshold, "numbers in [0, 1]")
+    return float(threshold)
+
+
 def dbdc3_scores(gold: np.ndarray, pred: np.ndarray, pred_labels: np.ndarray | None = None, *,
                  threshold: float = 0.0) -> dict:
     """DBDC3's figures for ``n`` aligned turns: ``gold`` and ``pred`` are n x 3 distributions over O, T, X.
@@ -92,8 +99,7 @@ def dbdc3_scores(gold: np.ndarray, pred: np.ndarray, pred_labels: np.ndarray | N
     if single or g.shape[1] != len(LEVELS):
         raise DialevalError(f"DBDC3 scores need two n x 3 arrays (O, T, X); received {np.shape(gold)} and "
                             f"{np.shape(pred)}")
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
-        raise DialevalError(f"threshold {threshold!r} is not allowed; allowed are numbers in [0, 1]")
+    check_threshold(threshold)
     gl = majority_labels(g, threshold)
     pl = majority_labels(p, 0.0)
     if pred_labels is not None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, describe, refused
 
 
 @dataclass
@@ -115,8 +115,7 @@ def label_counts(corpus: Corpus, scale: str | Scale, *, min_labels: int = 1) -> 
             raise DialevalError(f"no scale {scale!r} in the corpus; its scales are " + ", ".join(corpus.scales),
                                 file=corpus.source)
         scale = corpus.scales[scale]
-    if isinstance(min_labels, bool) or not isinstance(min_labels, int) or min_labels < 1:
-        raise DialevalError(f"min_labels {describe(min_labels)} is not allowed; allowed are integers >= 1")
+    check_min_labels(min_labels)
     pos = {lv: i for i, lv in enumerate(scale.levels)}
     ids: list[str] = []
     turns: list[int] = []
@@ -148,6 +147,13 @@ def label_counts(corpus: Corpus, scale: str | Scale, *, min_labels: int = 1) -> 
     probs = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
     return Distributions(scale, ids, np.asarray(turns, dtype=np.int64) if scale.level == "turn" else None,
                          probs, counts)
+
+
+def check_min_labels(min_labels: object) -> int:
+    """The fewest labels an item needs to be kept: an integer >= 1."""
+    if isinstance(min_labels, bool) or not isinstance(min_labels, int) or min_labels < 1:
+        raise refused("min_labels", min_labels, "integers >= 1")
+    return min_labels
 
 
 def gold_distributions(corpus: Corpus, scales: list[str] | None = None, *,

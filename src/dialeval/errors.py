@@ -60,6 +60,25 @@ class DialevalError(ValueError):
                              field=self.field or field)
 
 
+def refused(what: str, value: object, allowed: str) -> DialevalError:
+    """The error for one refused value: ``{what} {value} is not allowed; allowed are {allowed}``.
+
+    It keeps ``what`` (how the library names the value: ``B =``, ``alpha``) and ``detail`` (the rest), so that a
+    caller that knows the value by another name says it again under that name: the command line, under the
+    option its user typed (:func:`dialeval.cli._common.named_as_options`: ``-B 0 is not allowed; ...``).
+
+    Examples
+    --------
+    >>> e = refused("B =", 0, "integers >= 1")
+    >>> str(e), e.what, e.detail
+    ('B = 0 is not allowed; allowed are integers >= 1', 'B =', '0 is not allowed; allowed are integers >= 1')
+    """
+    detail = f"{describe(value)} is not allowed; allowed are {allowed}"
+    e = DialevalError(f"{what} {detail}")
+    e.what, e.detail = what, detail
+    return e
+
+
 class DialevalWarning(UserWarning):
     """Something about the input or the settings the user should know that does not stop the work (a model
     predicting its own training dialogues, too few resamples for the level asked). The CLI prints each as one

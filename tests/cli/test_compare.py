@@ -82,7 +82,7 @@ def test_usage_errors(demo_runs, capsys):
     assert run([*base, "--plot"]) == 2
     assert "--plot writes means.png" in capsys.readouterr().err
     assert run([*base, "-B", "0"]) == 2
-    assert "B = 0 is not allowed" in capsys.readouterr().err
+    assert "-B 0 is not allowed" in capsys.readouterr().err
     assert run([*base, "--format", "docx"]) == 2
     assert "docx" in capsys.readouterr().err
     bad = demo_runs / "bad.matrix"

@@ -172,7 +172,7 @@ def test_bad_gold(tmp_path, capsys, tiny_gold, change, pattern):
     (["evaluate"], r"error: Missing argument 'SUBMISSION'|error: Missing argument 'submission'"),
     (["evaluate", "nope.json", "gold.json"], r"error: .*nope\.json: no such file|error: .*gold\.json: no such file"),
     (["evaluate", "RUN", "GOLD", "--format", "xml"], r"error: --format: 'xml' is not allowed; allowed are json, tab"),
-    (["evaluate", "RUN", "GOLD", "--alpha", "2"], r"error: alpha 2\.0 is not allowed; allowed are numbers in \[0, 1\]"),
+    (["evaluate", "RUN", "GOLD", "--alpha", "2"], r"error: --alpha 2\.0 is not allowed; allowed are numbers in \[0, 1"),
     (["evaluate", "RUN", "GOLD", "--rsnod-variant", "2017"], r"error: --rsnod-variant: '2017' is not allowed; allowed"),
     (["evaluate", "RUN", "GOLD", "--alpha", "zz"], r"error: --alpha: 'zz' is not allowed; allowed are numbers$"),
     (["evaluate", "RUN", "GOLD", "--format", "it's"], r"""error: --format: "it's" is not allowed; allowed are json"""),

@@ -103,7 +103,7 @@ ROWS: list[tuple[str, dict, list[str], str]] = [
     ("Latin-1", {**GOLD, "run.json": '[{"id": "d\u00e9mo"}]'.encode("latin-1")}, EV, "run.json: not UTF-8 text"),
     ("missing run file", GOLD, EV, "run.json: no such file"),
     ("run is a folder", {**GOLD, "run.json/x.json": DEMO_RUN}, EV, "run.json: is a folder; expected a JSON file"),
-    ("alpha out of range", {**GOLD, "run.json": DEMO_RUN}, [*EV, "--alpha", "2"], "alpha 2.0 is not allowed"),
+    ("alpha out of range", {**GOLD, "run.json": DEMO_RUN}, [*EV, "--alpha", "2"], "--alpha 2.0 is not allowed"),
     ("DBDC: misspelt scale", {"d1.log.json": DBDC_LOG, "run.json": [
         {"id": "d1", "turns": [{"turn": 1, "breakdwn": {"O": 1}}]}]}, DB,
      "run.json: dialogue d1: turns[0].breakdwn: scale 'breakdwn' is not in the gold; did you mean 'breakdown'?"),
@@ -127,7 +127,7 @@ ROWS: list[tuple[str, dict, list[str], str]] = [
      "run.json: dialogue d1: turns[0].labels.breakdown: hard label 'x' is not allowed; did you mean 'X'?"),
     ("DBDC: threshold out of range", {"d1.log.json": DBDC_LOG, "run.json": [
         {"id": "d1", "turns": [{"turn": 1, "breakdown": {"O": 1}}]}]}, [*DB, "--dbdc-threshold", "2"],
-     "threshold 2.0 is not allowed; allowed are numbers in [0, 1]"),
+     "--dbdc-threshold 2.0 is not allowed; allowed are numbers in [0, 1]"),
     ("compare: --columns 0", {**GOLD, "a.json": DEMO_RUN, "b.json": DEMO_RUN},
      ["compare", "{d}/a.json", "{d}/b.json", "--gold", "{d}/gold.json", "--out", "{d}/report", "--plot",
       "--columns", "0"], "columns 0 is not allowed"),

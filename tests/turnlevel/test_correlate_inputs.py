@@ -157,9 +157,9 @@ def test_label_says_what_was_aggregated(tmp_path):
 # --- 4, 5: options checked once, repeats counted once ------------------------------------------------------------
 
 @pytest.mark.parametrize("option,message", [
-    (["-B", "0"], "-B: 0 is not allowed; allowed are integers 1 to 10,000,000"),
-    (["--ci-level", "1"], "--ci-level: 1.0 is not allowed; allowed are numbers in (0, 1), e.g. 0.95"),
-    (["--seed", "-1"], "--seed: -1 is not allowed; allowed are integers >= 0"),
+    (["-B", "0"], "-B 0 is not allowed; allowed are integers 1 to 10,000,000"),
+    (["--ci-level", "1"], "--ci-level 1.0 is not allowed; allowed are numbers in (0, 1), e.g. 0.95"),
+    (["--seed", "-1"], "--seed -1 is not allowed; allowed are integers >= 0"),
 ])
 def test_global_options_are_checked_once_by_name(tmp_path, capsys, option, message):
     corpus = _dstc9(tmp_path)

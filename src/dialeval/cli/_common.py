@@ -177,6 +177,24 @@ def given_as(e: BaseException, command: object) -> str | None:
     return None
 
 
+@contextmanager
+def named_as_options(names: dict[str, str]) -> Iterator[None]:
+    """Within the block, a library's refusal of one value (:func:`dialeval.errors.refused`) whose name is a key
+    of ``names`` reads as the option its user typed: ``{"B =": "-B"}`` turns ``B = 0 is not allowed; ...`` into
+    ``-B 0 is not allowed; ...``. Each command lists, around the calls that check its options, which of the
+    library's names are its options (``alpha`` is ``--nugget-alpha`` around compare's scoring, ``--alpha``
+    around its significance settings)."""
+    from dialeval.errors import DialevalError
+
+    try:
+        yield
+    except DialevalError as e:
+        option = names.get(getattr(e, "what", None))  # type: ignore[arg-type]
+        if option is None:
+            raise
+        raise DialevalError(f"{option} {e.detail}") from None  # type: ignore[attr-defined]
+
+
 class OptionNamed(TyperCommand):
     """A command whose messages name what its user typed, and whose arguments may be negative numbers.
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import choice_enum, err, warn
+from dialeval.cli._common import choice_enum, err, named_as_options, warn
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, load
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import check_output_folder
@@ -27,6 +27,7 @@ from dialeval.report import (
 )
 from dialeval.report.labels import match_columns
 from dialeval.report.plots import DEFAULT_COLUMNS, PLOT_FORMATS, check_columns, figure_caption
+from dialeval.scoring.engine import check_options
 from dialeval.stats.comparison import check_settings
 
 Format = choice_enum("Format", tuple(REPORT_FORMATS))
@@ -96,7 +97,10 @@ def register(app: typer.Typer) -> None:
         if matrix_out is not None:
             check_run_names([f.stem for f in files])
         # after the paths, still before the work: a too-small B's warnings come once the command is known to run
-        B, key, alpha, level = check_settings(iterations, seed, alpha, level)
+        with named_as_options({"B =": "-B", "seed": "--seed", "alpha": "--alpha", "confidence level": "--level"}):
+            B, key, alpha, level = check_settings(iterations, seed, alpha, level)
+        with named_as_options({"alpha": "--nugget-alpha"}):
+            check_options(nugget_alpha, None, _value(rsnod_variant))
         read_as_given = from_ is None and _value(names) == "error"
         matrix = score_runs(files, str(gold) if read_as_given else load(gold, from_, names), missing=_value(missing),
                             nugget_alpha=nugget_alpha, rsnod_variant=_value(rsnod_variant))

@@ -9,10 +9,10 @@ import typer
 from rich import box
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, err, out, outputs_apart, warn, wrap
+from dialeval.cli._common import choice_enum, err, named_as_options, out, outputs_apart, warn, wrap
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json, tables
 from dialeval.cli._corpus_io import value as v
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError
 from dialeval.io.atomic import output_format
 from dialeval.io.formats import corpus_title
 from dialeval.metaeval import (
@@ -42,16 +42,12 @@ class View(StrEnum):
 def _check_options(B: int, seed: int, ci_level: float) -> None:
     """-B, --seed and --ci-level, checked once before any work by the statistics' own checks; the message names
     the option."""
-    from dialeval.stats._common import MAX_B, as_generator, check_B, check_level
+    from dialeval.stats._common import as_generator, check_B, check_level
 
-    for option, check, value, allowed in (
-            ("-B", check_B, B, f"integers 1 to {MAX_B:,} (bootstrap resamples; 2000 by default)"),
-            ("--ci-level", check_level, ci_level, "numbers in (0, 1), e.g. 0.95"),
-            ("--seed", as_generator, seed, "integers >= 0")):
-        try:
-            check(value)
-        except DialevalError:
-            raise DialevalError(f"{option}: {describe(value)} is not allowed; allowed are {allowed}") from None
+    with named_as_options({"B =": "-B", "confidence level": "--ci-level", "seed": "--seed"}):
+        check_B(B)
+        check_level(ci_level)
+        as_generator(seed)
 
 
 def _check_delimiter(delimiter: str | None, scores: Path | None) -> None:

@@ -9,8 +9,18 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from dialeval.breakdown import check_threshold
 from dialeval.cli._breakdown import dbdc3_block, dbdc3_table
-from dialeval.cli._common import choice_enum, measure_legend, out, outputs_apart, warn, warn_coverage, wrap
+from dialeval.cli._common import (
+    choice_enum,
+    measure_legend,
+    named_as_options,
+    out,
+    outputs_apart,
+    warn,
+    warn_coverage,
+    wrap,
+)
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json, tables
 from dialeval.cli._corpus_io import value as _value
 from dialeval.errors import DialevalError
@@ -18,6 +28,7 @@ from dialeval.io.detect import check_not_swapped, rereadable
 from dialeval.io.stream import is_streamed, locate, read_records
 from dialeval.measures.ordinal import VARIANTS
 from dialeval.scoring import AVERAGES, PreparedGold, Scores, load_gold, score_aligned
+from dialeval.scoring.engine import check_options
 from dialeval.scoring.layouts import AlignedRun
 from dialeval.tasks import TASKS, weights_senders
 
@@ -116,6 +127,9 @@ def register(app: typer.Typer) -> None:
         official figures for the O/T/X breakdown scale.
         """
         outputs_apart([submission, gold], {"--per-dialogue": per_dialogue})
+        with named_as_options({"alpha": "--alpha", "threshold": "--dbdc-threshold"}):  # before any file is read
+            check_options(alpha, None, getattr(rsnod_variant, "value", rsnod_variant))
+            check_threshold(dbdc_threshold)
         if display != Display.raw and format != OutFormat.table:
             raise DialevalError(f"--display {display.value} applies to --format table only (the JSON holds the raw "
                                 "means)")

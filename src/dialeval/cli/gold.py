@@ -6,10 +6,10 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import err, outputs_apart
+from dialeval.cli._common import err, named_as_options, outputs_apart
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, load, print_json
 from dialeval.corpus import merge_blocks
-from dialeval.distributions import gold_distributions, gold_document
+from dialeval.distributions import check_min_labels, gold_distributions, gold_document
 from dialeval.errors import DialevalError
 from dialeval.io.jsonarray import dump_json
 
@@ -32,6 +32,8 @@ def register(app: typer.Typer) -> None:
         The output is also a valid run for `dialeval evaluate` (a perfect one: every measure 0).
         """
         outputs_apart([path], {"--out": output})
+        with named_as_options({"min_labels": "--min-labels"}):
+            check_min_labels(min_labels)
         corpus = load(path, from_, names)
         if blocks:
             corpus = merge_blocks(corpus)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import err, out
+from dialeval.cli._common import err, named_as_options, out
 from dialeval.io.discpower import read_matrix, read_runlist, result_lines
 from dialeval.stats import randomized_tukey_hsd
 
@@ -28,7 +28,8 @@ def tukey_cmd(
 
     names = read_runlist(runs)
     X = read_matrix(matrix, len(names))
-    r = randomized_tukey_hsd(X, B=iterations, seed=seed)
+    with named_as_options({"B =": "-B", "seed": "--seed"}):
+        r = randomized_tukey_hsd(X, B=iterations, seed=seed)
     err.print(f"{r.test}: {r.m} runs, {r.n} topics, B = {r.B}, seed = {r.seed} (a p-value of 0 means p < 1/B = "
               f"{1 / r.B:g}); dialeval {__version__}", markup=False)
     for line in result_lines(names, r.means, r.pvalues):

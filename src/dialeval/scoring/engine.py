@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dialeval.coverage import check_common
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, describe, refused
 from dialeval.measures import get as get_measure
 from dialeval.measures.ordinal import VARIANTS
 from dialeval.scoring.gold import PreparedGold
@@ -47,7 +47,7 @@ def worst(measure: str, L: int, variant: str = "paper") -> float:
 def check_options(alpha: float, average: str | None, rsnod_variant: str) -> None:
     """The scorer's options, checked at the boundary."""
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0.0 <= float(alpha) <= 1.0:
-        raise DialevalError(f"alpha {alpha!r} is not allowed; allowed are numbers in [0, 1]")
+        raise refused("alpha", alpha, "numbers in [0, 1]")
     if average is not None and average not in AVERAGES:
         raise DialevalError(f"average {describe(average)} is not allowed; allowed are " + ", ".join(AVERAGES))
     if rsnod_variant not in VARIANTS:

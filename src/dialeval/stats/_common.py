@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dialeval.errors import DialevalError, DialevalWarning, describe
+from dialeval.errors import DialevalError, DialevalWarning, describe, refused
 
 Seed = int | np.random.Generator
 
@@ -21,8 +21,7 @@ def as_generator(seed: Seed) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise DialevalError(f"seed {describe(seed)} is not allowed; allowed are an integer >= 0 or a "
-                            "numpy.random.Generator")
+        raise refused("seed", seed, "integers >= 0 (or, in Python, a numpy.random.Generator)")
     return np.random.default_rng(int(seed))
 
 
@@ -40,8 +39,7 @@ def stream_key(seed: Seed) -> int:
     if isinstance(seed, np.random.Generator):
         return int(seed.integers(0, 2**64, dtype=np.uint64))
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**64:
-        raise DialevalError(f"seed {describe(seed)} is not allowed; allowed are an integer in [0, 2**64) or a "
-                            "numpy.random.Generator")
+        raise refused("seed", seed, "integers in [0, 2**64) (or, in Python, a numpy.random.Generator)")
     return int(seed)
 
 
@@ -74,8 +72,7 @@ def rounding_bound(X: np.ndarray) -> float:
 
 def check_level(level: float) -> float:
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < float(level) < 1.0:
-        raise DialevalError(f"confidence level {describe(level)} is not allowed; allowed are numbers in (0, 1), "
-                            "e.g. 0.95")
+        raise refused("confidence level", level, "numbers in (0, 1), e.g. 0.95")
     return float(level)
 
 
@@ -105,8 +102,7 @@ def check_B(B: int, *, minimum: int = 1, level: float | None = None, alpha: floa
     near ``alpha`` have a Monte Carlo error of about ``sqrt(alpha (1 - alpha) / B)``.
     """
     if isinstance(B, bool) or not isinstance(B, int | np.integer) or not minimum <= B <= MAX_B:
-        raise DialevalError(f"B = {describe(B)} is not allowed; allowed are integers {minimum} to {MAX_B:,} (1,000 "
-                            "to 100,000 are usual)")
+        raise refused("B =", B, f"integers {minimum} to {MAX_B:,} (1,000 to 100,000 are usual)")
     B = int(B)
     for problem in resampling_problems(B, level=level, alpha=alpha):
         warnings.warn(problem, ResamplingWarning, stacklevel=3)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dialeval import progress as _progress
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, describe, refused
 from dialeval.stats._common import (
     Interval,
     Seed,
@@ -185,8 +185,7 @@ def not_different_groups(pvalues: np.ndarray, order: Sequence[int], alpha: float
 
 def _check_alpha(alpha: float) -> float:
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0.0 < float(alpha) < 1.0:
-        raise DialevalError(f"alpha {describe(alpha)} is not allowed; allowed are significance levels in (0, 1), "
-                            "e.g. 0.05")
+        raise refused("alpha", alpha, "significance levels in (0, 1), e.g. 0.05")
     return float(alpha)
 
 
