@@ -288,3 +288,17 @@ def test_sender_maps_are_checked(value, message, tmp_path, capsys):
     demo = demo_dir() / "gold.json"
     assert cli(["corpus", "convert", str(demo), str(tmp_path / "x.json"), "--to", "stc3", "--senders", value]) == 2
     assert message in _error(capsys)
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    (["--public-fraction", "0"], "--public-fraction 0.0 is not allowed; allowed are numbers in (0, 1]"),
+    (["--seed", "-1"], "--seed -1 is not allowed; allowed are integers from 0 to "),
+    (["--daily-limit", "0"], "--daily-limit 0 is not allowed; allowed are integers from 1 to "),
+    (["--total-limit", "0"], "--total-limit 0 is not allowed; allowed are integers from 1 to "),
+])
+def test_create_task_names_the_option_of_a_refused_value(option, message, tmp_path, capsys):
+    """It said 'public fraction 0.0', 'daily limit 0': the library's names, not the options."""
+    gold = demo_dir() / "gold.json"
+    assert cli(["admin", "create-task", "t1", "--subtask", "quality", "--gold", str(gold), *option,
+                "--database-url", f"sqlite:///{tmp_path / 'db.sqlite'}"]) == 2
+    assert _error(capsys).startswith(f"error: {message}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import OptionNamed, choice_enum, err, out, warn
+from dialeval.cli._common import OptionNamed, choice_enum, err, named_as_options, out, warn
 from dialeval.cli.serve import DB_HELP
 from dialeval.errors import DialevalError, describe
 from dialeval.service.config import database_url, utcnow
@@ -104,9 +104,11 @@ def create_task_cmd(
         raise DialevalError(f"--gold {gold}: no such file")
     due = _parse_deadline(deadline)  # before the database is opened (or created)
     db = _db(database_url_)
-    t = _service_call(tasks.create_task, db, name, subtask.value, gold.read_bytes(), gold.name, utcnow(),
-                      public_fraction=public_fraction, seed=seed, daily_limit=daily_limit,
-                      total_limit=total_limit, deadline=due, rank_by=rank_by)
+    with named_as_options({"public fraction": "--public-fraction", "seed": "--seed", "daily limit": "--daily-limit",
+                           "total limit": "--total-limit"}):
+        t = _service_call(tasks.create_task, db, name, subtask.value, gold.read_bytes(), gold.name, utcnow(),
+                          public_fraction=public_fraction, seed=seed, daily_limit=daily_limit,
+                          total_limit=total_limit, deadline=due, rank_by=rank_by)
     info = tasks.task_info(t)
     if t.deadline is not None and t.deadline <= utcnow():
         warn(f"task {t.name}: its deadline {t.deadline.isoformat()} has passed already: every upload will be "

@@ -20,7 +20,7 @@ from datetime import datetime
 import numpy as np
 from sqlalchemy import select
 
-from dialeval.errors import DialevalError, describe, quote
+from dialeval.errors import DialevalError, describe, quote, refused
 from dialeval.progress import track
 from dialeval.scoring import PreparedGold
 from dialeval.service.db import Database
@@ -66,11 +66,11 @@ def split_public(ids: list[str], fraction: float, seed: int | None = None, *, se
     195
     """
     if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 < fraction <= 1:
-        raise DialevalError(f"public fraction {describe(fraction)} is not allowed; allowed are numbers in (0, 1]")
+        raise refused("public fraction", fraction, "numbers in (0, 1]")
     if (seed is None) == (secret is None):
         raise DialevalError("give either a seed or a secret to draw the split from")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
-        raise DialevalError(f"seed {describe(seed)} is not allowed; allowed are integers from 0 to {MAX_SEED}")
+        raise refused("seed", seed, f"integers from 0 to {MAX_SEED}")
     if secret is not None and (not isinstance(secret, bytes) or len(secret) < 16):
         raise DialevalError("a split secret must be at least 16 random bytes")
     k = math.floor(fraction * len(ids) + 0.5)
@@ -83,7 +83,7 @@ def split_public(ids: list[str], fraction: float, seed: int | None = None, *, se
 
 def _check_limit(v: object, what: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_LIMIT:
-        raise DialevalError(f"{what} {describe(v)} is not allowed; allowed are integers from 1 to {MAX_LIMIT}")
+        raise refused(what, v, f"integers from 1 to {MAX_LIMIT}")
     return v
 
 
