@@ -373,3 +373,17 @@ def test_serve_takes_the_upload_limit_from_the_environment_unless_given(sqlite_u
         monkeypatch.setenv(name, os.environ.get(name, ""))   # restored after the test (serve sets them)
     argv = ["serve", "--database-url", sqlite_url] + (["--max-upload-mb", option] if option else [])
     assert cli(argv) == 0 and seen == {"limit": expected}
+
+
+@pytest.mark.parametrize("env", ["0", "99999999999999999"])
+def test_the_upload_limit_from_the_environment_has_the_options_bounds(monkeypatch, env):
+    """``--max-upload-mb`` is bounded (4096 MB) but ``$DIALEVAL_MAX_UPLOAD_BYTES`` was not: one rule now, in the
+    service's config (MAX_UPLOAD_BYTES), which the option's bound is derived from."""
+    from dialeval.errors import DialevalError
+    from dialeval.service.config import MAX_UPLOAD_ENV, Settings, env_max_upload_bytes
+
+    monkeypatch.setenv(MAX_UPLOAD_ENV, env)
+    with pytest.raises(DialevalError, match=r"allowed are whole numbers of bytes from 1 to 4294967296 \(4 GB\)"):
+        env_max_upload_bytes()
+    with pytest.raises(DialevalError, match="allowed are integers from 1 to 4294967296"):
+        Settings(database_url="sqlite://", max_upload_bytes=int(env))

@@ -14,6 +14,7 @@ from dialeval.service.config import (
     DOCS_ENV,
     FORWARDED_ENV,
     MAX_SCORING_PROCESSES,
+    MAX_UPLOAD_BYTES,
     MAX_UPLOAD_ENV,
     PUBLIC_URL_ENV,
     SCORING_ENV,
@@ -27,9 +28,8 @@ from dialeval.service.config import (
 )
 
 MIN_UPLOAD_MB = 0.001
-MAX_UPLOAD_MB = 4096
-"""Bounds of ``--max-upload-mb``: an upload is buffered whole (in memory, then scored), so more than a few GB
-is never meant."""
+MAX_UPLOAD_MB = MAX_UPLOAD_BYTES // 1048576
+"""Bounds of ``--max-upload-mb`` (the service's own bound, :data:`~dialeval.service.config.MAX_UPLOAD_BYTES`)."""
 
 
 def upload_limit(max_upload_mb: float | None) -> int | None:

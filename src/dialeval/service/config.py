@@ -12,6 +12,9 @@ from dialeval.errors import DialevalError, describe
 
 DEFAULT_URL = "sqlite:///dialeval-service.sqlite"
 DEFAULT_MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+MAX_UPLOAD_BYTES = 4096 * 1024 * 1024
+"""The largest upload limit allowed (4 GB): an upload is buffered whole (in memory, then scored), so more than a
+few GB is never meant."""
 URL_ENV = "DIALEVAL_DATABASE_URL"
 MAX_UPLOAD_ENV = "DIALEVAL_MAX_UPLOAD_BYTES"
 PUBLIC_URL_ENV = "DIALEVAL_PUBLIC_URL"
@@ -31,9 +34,13 @@ def env_max_upload_bytes() -> int:
     if raw is None:
         return DEFAULT_MAX_UPLOAD_BYTES
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise DialevalError(f"${MAX_UPLOAD_ENV} is {raw!r}; expected a whole number of bytes") from None
+    if not 1 <= value <= MAX_UPLOAD_BYTES:
+        raise DialevalError(f"${MAX_UPLOAD_ENV} is {raw!r}; allowed are whole numbers of bytes from 1 to "
+                            f"{MAX_UPLOAD_BYTES} (4 GB)")
+    return value
 
 
 def check_public_url(url: object) -> str:
@@ -159,9 +166,9 @@ class Settings:
 
     def __post_init__(self) -> None:
         if isinstance(self.max_upload_bytes, bool) or not isinstance(self.max_upload_bytes, int) \
-                or self.max_upload_bytes < 1:
+                or not 1 <= self.max_upload_bytes <= MAX_UPLOAD_BYTES:
             raise DialevalError(f"max upload size {self.max_upload_bytes!r} is not allowed; allowed are "
-                                "integers >= 1 (bytes)")
+                                f"integers from 1 to {MAX_UPLOAD_BYTES} (bytes)")
         self.public_url = check_public_url(self.public_url)
         self.forwarded_allow_ips = check_forwarded_allow_ips(self.forwarded_allow_ips)
         sp = self.scoring_processes
