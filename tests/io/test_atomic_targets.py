@@ -53,3 +53,29 @@ def test_gold_to_dev_stdout_prints_the_document(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.lstrip().startswith("{") and '"dialeval": "gold"' in r.stdout
     assert link.is_symlink()
+
+
+def test_dev_stdout_redirected_to_a_file_is_appended_to_not_replaced(tmp_path):
+    """``--per-dialogue /dev/stdout >> log.txt`` replaced log.txt (its link chain ends at a regular file, so the
+    temporary file was renamed onto it), losing the earlier lines and the table printed after."""
+    demo = os.path.join(os.path.dirname(__file__), "..", "..", "src", "dialeval", "data", "demo")
+    log = tmp_path / "log.txt"
+    log.write_text("PREVIOUS LINE\n")
+    with open(log, "a") as out:
+        r = subprocess.run([sys.executable, "-m", "dialeval", "evaluate", os.path.join(demo, "run.json"),
+                            os.path.join(demo, "gold.json"), "--per-dialogue", "/dev/stdout"], stdout=out,
+                           stderr=subprocess.PIPE, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    text = log.read_text()
+    assert text.startswith("PREVIOUS LINE\nid,") and text.rstrip().endswith("}")   # the CSV, then the report
+
+
+def test_a_loop_of_links_as_an_output_is_one_error(tmp_path, capsys):
+    from dialeval.cli.main import run
+
+    demo = os.path.join(os.path.dirname(__file__), "..", "..", "src", "dialeval", "data", "demo")
+    loop = tmp_path / "loop.csv"
+    loop.symlink_to(loop)
+    assert run(["evaluate", os.path.join(demo, "run.json"), os.path.join(demo, "gold.json"), "--per-dialogue",
+                str(loop)]) == 2
+    assert capsys.readouterr().err == f"error: --per-dialogue {loop} is a loop of symbolic links; give a file\n"

@@ -64,6 +64,17 @@ def warn_coverage(file: object, extra: list[str], missing: list[str], *, strict:
              + ", ".join(f"{n} of {scale}" for scale, n in gaps.items()) + f" (use --strict to score them as {worst})")
 
 
+def _resolved(path: Path, name: str) -> Path:
+    """``path`` with its links followed; a loop of links is an error naming it (``Path.resolve`` raises a
+    RuntimeError)."""
+    from dialeval.errors import DialevalError
+
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        raise DialevalError(f"{name} {path} is a loop of symbolic links; give a file") from None
+
+
 def outputs_apart(inputs: Iterable[object], outputs: dict[str, object], *, folders: Iterable[str] = ()) -> None:
     """An error, before any work, when an output would destroy an input or another output: it names a file that
     is an input (``evaluate run.json gold.json --per-dialogue run.json``) or a file of an input folder
@@ -81,14 +92,14 @@ def outputs_apart(inputs: Iterable[object], outputs: dict[str, object], *, folde
     from dialeval.errors import DialevalError
 
     given = [Path(os.fspath(i)) for i in inputs if isinstance(i, str | os.PathLike)]
-    given = [(i, i.resolve()) for i in given if i.exists()]
+    given = [(i, _resolved(i, "input")) for i in given if i.exists()]
     folders = set(folders)
     seen: dict[Path, str] = {}
     for name, value in outputs.items():
         if not isinstance(value, str | os.PathLike):
             continue
         out_path = Path(value)
-        here = out_path.resolve()
+        here = _resolved(out_path, name)
         if (other := seen.setdefault(here, name)) != name:
             raise DialevalError(f"{name} {out_path} is also given as {other}; each output needs its own path")
         for i, there in given:

@@ -11,8 +11,9 @@ import math
 import os
 import re
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -67,43 +68,89 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     ('done', ['out.txt'])
     """
     path = check_output_file(path)
-    if path.exists() and not path.is_file():   # (through a link too)
-        with _written_through(path) as tmp:
+    device = _device_on_the_way(path)
+    if device is not None or (path.exists() and not path.is_file()):   # a pipe, a device: written through
+        fd, name = tempfile.mkstemp(prefix="dialeval-", suffix=path.suffix)
+        os.close(fd)
+        tmp = Path(name)
+        with _finished_by(tmp, path, lambda: _copy(tmp, path, _descriptor(device))):
             yield tmp
         return
     if path.is_symlink():
         path = check_output_file(os.path.realpath(path))
     tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
-    try:
+    with _finished_by(tmp, path, lambda: os.replace(tmp, path)):
         yield tmp
-        os.replace(tmp, path)
-    except OSError as e:   # the temporary file's name is ours, not the user's: the error names the target
-        if e.filename is None or os.fspath(e.filename) not in (str(tmp), str(path)):
-            raise
-        raise DialevalError(f"cannot write: {e.strerror}", file=str(path)) from None
-    finally:
-        with suppress(OSError):
-            tmp.unlink(missing_ok=True)
 
 
 @contextmanager
-def _written_through(path: Path) -> Iterator[Path]:
-    """A temporary file (in the system's temporary folder) whose bytes are copied into ``path``, a pipe or a
-    device, when the block ends without error."""
-    fd, name = tempfile.mkstemp(prefix="dialeval-", suffix=path.suffix)
-    os.close(fd)
-    tmp = Path(name)
+def _finished_by(tmp: Path, path: Path, finish: Callable[[], None]) -> Iterator[None]:
+    """Run the block, then ``finish()``, which puts the temporary file ``tmp`` in place at ``path``; an error of
+    either file is a :class:`DialevalError` naming ``path`` (the temporary file's name is ours, not the user's),
+    and ``tmp`` is removed in any case."""
     try:
-        yield tmp
-        with open(tmp, "rb") as src, open(path, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-    except OSError as e:
-        if e.filename is None or os.fspath(e.filename) not in (str(tmp), str(path)):
+        yield
+        finish()
+    except OSError as e:   # an error of another file (an input the block reads) is the caller's to say
+        if e.filename is not None and os.fspath(e.filename) not in (str(tmp), str(path)):
             raise
-        raise DialevalError(f"cannot write: {e.strerror}", file=str(path)) from None
+        raise DialevalError(f"cannot write: {e.strerror or e}", file=str(path)) from None
     finally:
         with suppress(OSError):
             tmp.unlink(missing_ok=True)
+
+
+DEVICE_FOLDERS = ("/dev/", "/proc/")
+"""Paths under these folders, or links through them, are devices and descriptors (``/dev/stdout``,
+``/dev/fd/1``, ``/proc/self/fd/1``): written through, never replaced, even where they lead to a regular file
+(a shell's ``> log.txt``: renaming onto it would replace the user's file, and lose what else is written to it)."""
+
+
+def _device_on_the_way(path: Path) -> Path | None:
+    """The first of ``path`` and the links on the way to its target under :data:`DEVICE_FOLDERS`, or None."""
+    hop = Path(os.path.abspath(path))
+    for _ in range(40):   # the kernel's own limit of links followed
+        if str(hop).startswith(DEVICE_FOLDERS):
+            return hop
+        if not hop.is_symlink():
+            return None
+        try:
+            hop = Path(os.path.abspath(hop.parent / os.readlink(hop)))
+        except OSError:
+            return None
+    return None
+
+
+_NAMED_DESCRIPTORS = {"/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def _descriptor(device: Path | None) -> int | None:
+    """The open file descriptor of this process that ``device`` names (``/dev/stdout``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``), else None. Written to as it is: opening the name again would truncate a file the shell
+    redirected it to (``>> log.txt``) and write from another offset than the process's own writes."""
+    if device is None:
+        return None
+    text = str(device)
+    if text in _NAMED_DESCRIPTORS:
+        return _NAMED_DESCRIPTORS[text]
+    for prefix in ("/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/"):
+        if text.startswith(prefix) and text[len(prefix):].isdigit():
+            return int(text[len(prefix):])
+    return None
+
+
+def _copy(src: Path, dst: Path, descriptor: int | None = None) -> None:
+    """The bytes of ``src`` written to ``dst``, or to the open ``descriptor`` (after what Python's own streams
+    hold for it, so the order of the output is kept)."""
+    if descriptor is None:
+        with open(src, "rb") as a, open(dst, "wb") as b:
+            shutil.copyfileobj(a, b)
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(Exception):
+            stream.flush()
+    with open(src, "rb") as a, os.fdopen(os.dup(descriptor), "wb") as b:
+        shutil.copyfileobj(a, b)
 
 
 def check_output_folder(path: str | os.PathLike, what: str = "the output") -> Path:
