@@ -21,12 +21,24 @@ def test_ctrl_c_and_a_broken_pipe_end_the_run_as_said(monkeypatch, capsys, stop)
 
     monkeypatch.setattr(measures_cli.out, "print", stopped)
     monkeypatch.setattr(cli_main, "_broken_pipe", lambda: cli_main.BROKEN_PIPE)   # keep the test's stdout
+    monkeypatch.setattr(cli_main, "_stdout_muted", lambda: True)   # as rich and click leave it on a broken pipe
     code = cli_main.run(["measures"])
     err = capsys.readouterr().err
     if stop is KeyboardInterrupt:
         assert (code, err) == (cli_main.INTERRUPTED, "error: interrupted\n")
     else:
         assert (code, err) == (cli_main.BROKEN_PIPE, "")
+
+
+def test_an_exit_1_that_is_not_a_broken_pipe_is_not_hidden(monkeypatch):
+    import dialeval.cli.measures as measures_cli
+
+    def exits(*args, **kwargs):
+        raise SystemExit(1)
+
+    monkeypatch.setattr(measures_cli.out, "print", exits)
+    with pytest.raises(SystemExit):
+        cli_main.run(["measures"])
 
 
 def test_a_reader_that_goes_away_ends_the_run_quietly():

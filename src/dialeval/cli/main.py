@@ -189,13 +189,24 @@ def run(argv: list[str] | None = None) -> int:
         rv = INTERRUPTED
     except MemoryError:
         return _fail("not enough memory for this run (fewer resamples, runs or dialogues may fit)")
-    except SystemExit as e:   # click's and rich's answer to a broken pipe (no command of dialeval exits itself)
-        if e.code == 1:
+    except SystemExit as e:   # click's and rich's answer to a broken pipe: exit 1, stdout muted first
+        if e.code == 1 and _stdout_muted():
             return _broken_pipe()
         raise
     if rv == INTERRUPTED:   # Ctrl-C, as typer reports it: said, not silent (a folder --out resumes when run again)
         print("error: interrupted", file=sys.stderr)
     return rv if isinstance(rv, int) else 0
+
+
+def _stdout_muted() -> bool:
+    """Whether stdout was muted after a broken pipe: click wraps it (``PacifyFlushWrapper``, typer's vendored click
+    too), rich points its descriptor at the null device."""
+    if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+        return True
+    try:
+        return os.path.samestat(os.fstat(sys.stdout.fileno()), os.stat(os.devnull))
+    except (OSError, ValueError, AttributeError):   # no descriptor (a captured stdout)
+        return False
 
 
 def _broken_pipe() -> int:
