@@ -46,14 +46,15 @@ def output_names(files: list[Path]) -> list[str]:
 
     Examples
     --------
-    >>> output_names([Path("a/day1.jsonl.gz"), Path("b/day1.json"), Path("c.json")])
-    ['day1.jsonl', 'day1-2.jsonl', 'c.jsonl']
+    >>> output_names([Path("a/day1.jsonl.gz"), Path("b/day1.json"), Path("c.json"), Path("DAY3.JSONL")])
+    ['day1.jsonl', 'day1-2.jsonl', 'c.jsonl', 'DAY3.jsonl']
     """
     names, used = [], set()
     for f in files:
         stem = f.name
-        for suffix in _SUFFIXES:
-            stem = stem.removesuffix(suffix)
+        for suffix in _SUFFIXES:   # in any case, as the shards are found
+            if stem.lower().endswith(suffix):
+                stem = stem[: -len(suffix)]
         name, n = f"{stem}.jsonl", 1
         while name in used or name == MANIFEST:
             n += 1
@@ -248,7 +249,9 @@ def _differences(old: dict, new: dict) -> list[str]:
     if old["dialeval_version"] != new["dialeval_version"]:
         diffs.append(f"it was written by dialeval {old['dialeval_version']}, this is {new['dialeval_version']}")
     before, now = old["model"] if isinstance(old["model"], dict) else {}, new["model"]
-    if before.get("name") != now["name"]:
+    if {k: v for k, v in before.items() if k != "name"} == {k: v for k, v in now.items() if k != "name"}:
+        pass   # the same model's files, given by another path (m, ./m, $PWD/m)
+    elif before.get("name") != now["name"]:
         diffs.append(f"it was predicted by the model {before.get('name')}, this run by {now['name']}")
     elif before != now:
         diffs.append(f"its model {now['name']} has changed since (its files differ: trained again?)")

@@ -112,6 +112,29 @@ def test_another_run_into_the_same_folder_is_refused_naming_the_difference(shard
     assert _files(Path("o")) == first
 
 
+def test_the_same_model_by_another_path_resumes(shards, models, tmp_path, capsys):
+    """The manifest named the model by the path given: the same model's files given as an absolute path (or from
+    another folder) were "another run" and refused."""
+    import os
+
+    assert _predict(shards, "pred", Path(os.path.relpath(models["prior"], tmp_path))) == 0
+    before = _files(Path("pred"))
+    capsys.readouterr()
+    assert _predict(shards, "pred", models["prior"].resolve()) == 0
+    assert "wrote 0 shard(s) to pred (2 already done" in capsys.readouterr().err
+    after = _files(Path("pred"))
+    assert {k: v for k, v in after.items() if k != "manifest.json"} == \
+        {k: v for k, v in before.items() if k != "manifest.json"}
+
+
+def test_shards_in_capitals_and_hidden_files_follow_the_readers_rule(shards, models, capsys):
+    """A folder's DAY3.JSONL was never read (the suffix was matched case by case), and a hidden .x.jsonl was."""
+    (shards / "DAY3.JSONL").write_text((shards / "a.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    (shards / ".backup.jsonl").write_text("not json\n", encoding="utf-8")
+    assert _predict(shards, "pred", models["prior"]) == 0
+    assert sorted(p.name for p in Path("pred").glob("*.jsonl")) == ["DAY3.jsonl", "a.jsonl", "b.jsonl"]
+
+
 def test_an_empty_folder_is_used(shards, models):
     Path("empty").mkdir()
     assert _predict(shards, "empty", models["prior"]) == 0

@@ -28,6 +28,7 @@ from typing import BinaryIO
 import orjson
 
 from dialeval.errors import DialevalError, describe
+from dialeval.io._files import is_skipped
 from dialeval.io.jsonarray import array_parts, check_streamable
 from dialeval.io.stc3 import check_turns
 from dialeval.io.text import UTF8_BOM
@@ -88,7 +89,8 @@ def expand_inputs(inputs: Iterable[str | os.PathLike]) -> list[Path]:
         text = os.fspath(raw)
         path = Path(text)
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(SUFFIXES))
+            found = sorted(p for p in path.iterdir()   # the readers' rule: any case, hidden files left out
+                           if p.is_file() and p.name.lower().endswith(SUFFIXES) and not is_skipped(Path(p.name)))
             if not found:
                 raise DialevalError(f"no shard in this folder; allowed are files ending in {', '.join(SUFFIXES)}",
                                     file=text)
@@ -132,7 +134,7 @@ def sha256_file(path: str | os.PathLike) -> str:
 
 def is_jsonl(path: Path, head: bytes) -> bool:
     """JSON Lines by suffix; otherwise by content: an array starts with ``[``, JSON Lines with ``{``."""
-    if path.name.endswith(_JSONL):
+    if path.name.lower().endswith(_JSONL):
         return True
     return head.removeprefix(b"\xef\xbb\xbf").lstrip(_WS)[:1] == b"{"
 
@@ -324,7 +326,7 @@ def batched(items: Iterable[StreamedDialogue], size: int) -> Iterator[list[Strea
 def is_streamed(path: str | os.PathLike) -> bool:
     """Whether a command's input names JSON Lines, gzip or a glob (read here), not a file other readers know."""
     text = os.fspath(path)
-    return text.endswith((".jsonl", ".ndjson", ".gz")) or (glob.has_magic(text) and not Path(text).exists())
+    return text.lower().endswith((".jsonl", ".ndjson", ".gz")) or (glob.has_magic(text) and not Path(text).exists())
 
 
 def read_records(inputs: Iterable[str | os.PathLike], origins: list[tuple[str, int]] | None = None) -> list:
