@@ -67,3 +67,12 @@ class Chats:
     def close(self) -> None:
         self.client.close()
         self.db.dispose()
+
+
+def until(ws, kind: str, pred=lambda m: True) -> dict:
+    """The first message of type ``kind`` (and ``pred``) a WebSocket receives within 50 messages."""
+    for _ in range(50):
+        m = ws.receive_json()
+        if m["type"] == kind and pred(m):
+            return m
+    raise AssertionError(f"no {kind} message")

@@ -12,7 +12,7 @@ import time
 
 import httpx
 import pytest
-from collection_support import Chats
+from collection_support import Chats, until
 from service_support import free_port
 from sqlalchemy import select
 
@@ -47,14 +47,6 @@ def test_a_waiting_person_who_left_is_not_paired(ch):
     assert s_c["id"] == s_b["id"] and s_c["status"] == "active"
 
 
-def _until(ws, kind, pred=lambda m: True):
-    for _ in range(50):
-        m = ws.receive_json()
-        if m["type"] == kind and pred(m):
-            return m
-    raise AssertionError(f"no {kind} message")
-
-
 def test_chat_over_the_websocket(ch):
     u1, u2, other = ch.collection("hh", None, n_codes=3, human_human=True)
     [c1_code] = ch.collection("c1", "builtin:echo", n_codes=1)
@@ -65,30 +57,30 @@ def test_chat_over_the_websocket(ch):
         assert m["type"] == "error" and m["status"] == 401
     with ch.client.websocket_connect(path) as w1:
         w1.send_json({"type": "auth", "code": u1, "name": "Ann"})
-        s = _until(w1, "state")["session"]
+        s = until(w1, "state")["session"]
         assert s["status"] == "waiting" and s["you"] == "USER1"
         with ch.client.websocket_connect(path, headers={"Authorization": f"Bearer {u2}"}) as w2:
-            s2 = _until(w2, "state")["session"]
+            s2 = until(w2, "state")["session"]
             assert s2["status"] == "active" and s2["you"] == "USER2" and s2["dialogue_id"] == "human00000"
             assert s2["next"] == "USER1"
-            s1 = _until(w1, "state", lambda m: m["session"]["status"] == "active")["session"]
+            s1 = until(w1, "state", lambda m: m["session"]["status"] == "active")["session"]
             assert s1["id"] == s2["id"] and s1["next"] == "USER1"
             w2.send_json({"type": "turn", "utterance": "me first?"})
-            assert "not your turn" in _until(w2, "error")["detail"]
+            assert "not your turn" in until(w2, "error")["detail"]
             w1.send_json({"type": "turn", "utterance": "<script>alert(1)</script> hi"})
             for w in (w1, w2):
-                t = _until(w, "turn")["turn"]
+                t = until(w, "turn")["turn"]
                 assert (t["position"], t["speaker"], t["utterance"]) == (1, "USER1", "<script>alert(1)</script> hi")
             w2.send_json({"type": "turn", "utterance": "hello"})
             for w in (w1, w2):
-                assert _until(w, "turn")["turn"]["speaker"] == "USER2"
+                assert until(w, "turn")["turn"]["speaker"] == "USER2"
             # The JSON API sees the same chat (and refuses the third person).
             assert ch.call("GET", f"/api/collections/hh/sessions/{s1['id']}", other).status_code == 404
             got = ch.call("GET", f"/api/collections/hh/sessions/{s1['id']}", u1).json()
             assert [t["utterance"] for t in got["turns"]] == ["<script>alert(1)</script> hi", "hello"]
             w2.send_json({"type": "end"})
             for w in (w1, w2):
-                s = _until(w, "state", lambda m: m["session"]["status"] == "ended")["session"]
+                s = until(w, "state", lambda m: m["session"]["status"] == "ended")["session"]
                 assert s["end_reason"] == "ended by USER2"
 
 
@@ -176,16 +168,16 @@ def test_websocket_refusals(ch):
             assert e.value.code == 4422 and 0 < len(e.value.reason.encode()) <= 123
     with ch.client.websocket_connect("/api/collections/hh/ws") as w:
         w.send_json({"type": "auth", "code": u1})
-        assert _until(w, "state")["session"]["status"] == "waiting"
+        assert until(w, "state")["session"]["status"] == "waiting"
         for bad in ({"type": "turn", "utterance": "too early"}, {"type": "nope"}, {"type": "turn", "utterance": 5}):
             w.send_json(bad)
-            assert _until(w, "error")["status"] in (409, 422)
+            assert until(w, "error")["status"] in (409, 422)
     # A binary frame is answered as a message that is not JSON, and the chat goes on.
     with ch.client.websocket_connect("/api/collections/hh/ws") as w:
         w.send_json({"type": "auth", "code": u1})
-        assert _until(w, "state")["session"]["status"] == "waiting"
+        assert until(w, "state")["session"]["status"] == "waiting"
         w.send_bytes(b"\x00binary")
-        assert _until(w, "error")["detail"].startswith("received a binary frame, not a text message holding a JSON")
+        assert until(w, "error")["detail"].startswith("received a binary frame, not a text message holding a JSON")
     # Closing the page while waiting gives the place up.
     for _ in range(40):
         with ch.db.read() as s:
@@ -212,7 +204,7 @@ def test_websocket_messages_are_bounded_in_size_and_rate(ch):
         assert e.value.code == 1009
     with ch.client.websocket_connect("/api/collections/hh/ws") as w:
         w.send_json({"type": "auth", "code": u1})
-        assert _until(w, "state")["session"]["status"] == "waiting"
+        assert until(w, "state")["session"]["status"] == "waiting"
         w.send_text(big)
         with pytest.raises(WebSocketDisconnect) as e:
             for _ in range(50):
@@ -220,7 +212,7 @@ def test_websocket_messages_are_bounded_in_size_and_rate(ch):
         assert e.value.code == 1009
     with ch.client.websocket_connect("/api/collections/hh/ws") as w:
         w.send_json({"type": "auth", "code": u2})
-        assert _until(w, "state")["session"]["status"] == "waiting"
+        assert until(w, "state")["session"]["status"] == "waiting"
         for _ in range(WS_RATE[0] + 5):
             w.send_json({"type": "ping"})
         with pytest.raises(WebSocketDisconnect) as e:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from collection_support import until
 from sqlalchemy import event, select
 from starlette.websockets import WebSocketDisconnect
 
@@ -17,19 +18,11 @@ from dialeval.service.collection.tables import ChatSession
 PATH = "/api/collections/hh/ws"
 
 
-def _until(ws, kind, pred=lambda m: True):
-    for _ in range(50):
-        m = ws.receive_json()
-        if m["type"] == kind and pred(m):
-            return m
-    raise AssertionError(f"no {kind} message")
-
-
 def _connect(ch, code: str):
     """A socket of ``code``'s participant (left open: the caller closes it with ``__exit__``) and its chat."""
     ws = ch.client.websocket_connect(PATH, headers={"Authorization": f"Bearer {code}"})
     ws.__enter__()
-    return ws, _until(ws, "state")["session"]
+    return ws, until(ws, "state")["session"]
 
 
 def _session(ch, sid: int) -> ChatSession:
@@ -49,9 +42,9 @@ def test_a_reconnect_keeps_the_waiting_chat(ch):
     old.__exit__(None, None, None)  # the dead socket is noticed (its cleanup has run when this returns)
     assert _session(ch, s["id"]).status == "waiting"
     with ch.client.websocket_connect(PATH, headers={"Authorization": f"Bearer {u2}"}) as w2:
-        s2 = _until(w2, "state")["session"]
+        s2 = until(w2, "state")["session"]
         assert s2["status"] == "active" and s2["id"] == s["id"]
-        assert _until(new, "state", lambda m: m["session"]["status"] == "active")["session"]["id"] == s["id"]
+        assert until(new, "state", lambda m: m["session"]["status"] == "active")["session"]["id"] == s["id"]
     new.__exit__(None, None, None)
 
 
@@ -66,7 +59,7 @@ def test_a_reconnect_keeps_the_partner_here(ch):
     assert sess.status == "active" and sess.seen2_at is not None
     assert _partner_here(ch, u1, s["id"])  # not "the other person seems to have left"
     new.send_json({"type": "turn", "utterance": "out of turn"})  # the new socket still talks for USER2
-    assert "not your turn" in _until(new, "error")["detail"]
+    assert "not your turn" in until(new, "error")["detail"]
     # The last socket going still marks the person away, as before.
     new.__exit__(None, None, None)
     assert _session(ch, s["id"]).seen2_at is None
@@ -124,14 +117,14 @@ def test_a_message_that_is_not_a_json_object_is_named(ch, send, got):
     [u1] = ch.collection("hh", None, n_codes=1, human_human=True)
     w, _ = _connect(ch, u1)
     send(w)
-    m = _until(w, "error")
+    m = until(w, "error")
     assert m["status"] == 422 and got in m["detail"] and "not a text message holding a JSON object" in m["detail"]
     assert "turn, end, ping" in m["detail"]
     w.send_json({"type": "pnig"})
-    m = _until(w, "error")
+    m = until(w, "error")
     assert "type 'pnig'" in m["detail"] and "did you mean 'ping'?" in m["detail"]
     w.send_json({"type": "end"})  # the chat goes on after each
-    assert _until(w, "state", lambda m: m["session"]["status"] != "waiting")["session"]["status"] == "abandoned"
+    assert until(w, "state", lambda m: m["session"]["status"] != "waiting")["session"]["status"] == "abandoned"
     w.__exit__(None, None, None)
     # Before auth, the close reason says what came instead.
     with ch.client.websocket_connect(PATH) as w:
