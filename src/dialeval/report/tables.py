@@ -138,18 +138,19 @@ def render_markdown(c: Comparison) -> dict[str, str]:
     B, lvl = c.settings["B"], _pct(c.settings["level"])
     out = [f"# Comparison of {len(c.runs)} runs", ""]
     out += [f"- {line}" for line in settings_lines(c)]
+    name = {r: md_text(r) for r in c.runs}   # each run's name escaped once (400 runs: 80,000 pairs a measure)
     for mc in c.measures:
         out += ["", f"## {column_title(mc.name)}; {direction_text(mc.name)}", ""]
         out += _md_table(["rank", "run", "mean", f"{lvl} CI", "group"],
-                         [[str(r.rank), md_text(r.run), _num(r.mean), f"[{_num(r.ci.low)}, {_num(r.ci.high)}]",
+                         [[str(r.rank), name[r.run], _num(r.mean), f"[{_num(r.ci.low)}, {_num(r.ci.high)}]",
                            r.groups]
                           for r in mc.runs], "rlrrl")
         out += ["", _anova_line(mc) + ".", "",
                 f"Groups not significantly different at alpha = {mc.alpha} (runs sharing a letter):", ""]
-        out += [f"- {group_label(i)}: " + ", ".join(md_text(r) for r in g) for i, g in enumerate(mc.groups)]
+        out += [f"- {group_label(i)}: " + ", ".join(name[r] for r in g) for i, g in enumerate(mc.groups)]
         out += ["", f"All pairs ({column_label(mc.name)}), better-ranked run first:", ""]
         out += _md_table(["run", "vs run", "|diff|", "p (Tukey HSD)", "ES_E", f"p < {mc.alpha}"],
-                         [[md_text(p.better), md_text(p.worse), _num(p.abs_diff), _p(p.pvalue, B),
+                         [[name[p.better], name[p.worse], _num(p.abs_diff), _p(p.pvalue, B),
                            _num(p.effect_size, 3),
                            "yes" if p.significant else "no"] for p in mc.pairs], "llrrrl")
     if c.agreement:
