@@ -231,13 +231,14 @@ def render_latex(c: Comparison) -> dict[str, str]:
     out = ["% " + line for line in settings_lines(c)] + ["% note: " + _LINE_BREAKS.sub(" ", n) for n in c.notes]
     out += [LATEX_NEEDS + (" (and XeLaTeX or LuaLaTeX with a font for the run names' scripts)"
                            if any(ord(ch) > 0x24F for r in c.runs for ch in r) else ""), ""]
+    name = {r: tex(r) for r in c.runs}   # each run's name escaped once, not once a pair and measure
     for mc in c.measures:
         title = tex(column_title(mc.name))
         out += ["\\begin{table}[htbp]", "\\centering",
                 f"\\caption{{{title}; {direction_text(mc.name)}: run means with {lvl} intervals "
                 f"({tex(s['interval'])}); runs sharing a letter are not significantly different ({how}).}}",
                 "\\begin{tabular}{rlrrl}", "\\toprule", f"Rank & Run & Mean & {lvl} CI & Group \\\\", "\\midrule"]
-        out += [f"{r.rank} & {tex(r.run)} & {_num(r.mean)} & [{_num(r.ci.low)}, {_num(r.ci.high)}] & {r.groups} \\\\"
+        out += [f"{r.rank} & {name[r.run]} & {_num(r.mean)} & [{_num(r.ci.low)}, {_num(r.ci.high)}] & {r.groups} \\\\"
                 for r in mc.runs]
         out += ["\\bottomrule", "\\end{tabular}", "\\end{table}", "",
                 "\\begin{longtable}{llrrr}",
@@ -245,7 +246,7 @@ def render_latex(c: Comparison) -> dict[str, str]:
                 f"ES$_E$ = $|\\bar{{x}}_i - \\bar{{x}}_j| / \\sqrt{{V_E}}$; $^{{*}}$: $p < \\alpha$.}} \\\\",
                 "\\toprule", "Run & vs run & $|\\mathrm{diff}|$ & $p$ & ES$_E$ \\\\", "\\midrule", "\\endfirsthead",
                 "\\toprule", "Run & vs run & $|\\mathrm{diff}|$ & $p$ & ES$_E$ \\\\", "\\midrule", "\\endhead"]
-        out += [f"{tex(p.better)} & {tex(p.worse)} & {_num(p.abs_diff)} & "
+        out += [f"{name[p.better]} & {name[p.worse]} & {_num(p.abs_diff)} & "
                 f"{'$' + tex(_p(p.pvalue, B)) + '$' if p.pvalue == 0 else _p(p.pvalue, B)}"
                 f"{'$^{*}$' if p.significant else ''} & {_num(p.effect_size, 3)} \\\\" for p in mc.pairs]
         out += ["\\bottomrule", "\\end{longtable}", ""]
