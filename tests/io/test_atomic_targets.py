@@ -79,3 +79,19 @@ def test_a_loop_of_links_as_an_output_is_one_error(tmp_path, capsys):
     assert run(["evaluate", os.path.join(demo, "run.json"), os.path.join(demo, "gold.json"), "--per-dialogue",
                 str(loop)]) == 2
     assert capsys.readouterr().err == f"error: --per-dialogue {loop} is a loop of symbolic links; give a file\n"
+
+
+def test_a_reader_that_goes_away_from_dev_stdout_ends_the_run_quietly(tmp_path):
+    """Written through /dev/stdout into a pipe whose reader left, the run said 'cannot write: Broken pipe' and
+    exited 2; it ends as any broken pipe does (141, nothing said)."""
+    corpus = tmp_path / "big.json"
+    demo = os.path.join(os.path.dirname(__file__), "..", "..", "src", "dialeval", "data", "demo", "gold.json")
+    import json
+    from pathlib import Path
+
+    dialogues = json.loads(Path(demo).read_text(encoding="utf-8"))
+    corpus.write_text(json.dumps([{**d, "id": f"{d['id']}-{i}"} for i in range(300) for d in dialogues]))
+    r = subprocess.run(f"{sys.executable} -m dialeval gold {corpus} -o /dev/stdout | head -c 10 >/dev/null; "
+                       "echo ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True, text=True,
+                       check=False)
+    assert r.stdout.split()[-1] == "141" and "Broken pipe" not in r.stderr, r.stderr

@@ -91,6 +91,8 @@ def _finished_by(tmp: Path, path: Path, finish: Callable[[], None]) -> Iterator[
     try:
         yield
         finish()
+    except BrokenPipeError:   # the reader of a pipe went away: the command ends quietly (cli.main.BROKEN_PIPE)
+        raise
     except OSError as e:   # an error of another file (an input the block reads) is the caller's to say
         if e.filename is not None and os.fspath(e.filename) not in (str(tmp), str(path)):
             raise

@@ -118,7 +118,8 @@ def check(db: Database, code: str | None, kind: str, target: str | None = None) 
     """
     k = _kind(kind)
     if not code or not isinstance(code, str):
-        raise _refused(k)
+        raise Unauthorized(f"no invitation code was given: this needs one ({k.what}); ask the organisers for one",
+                           headers={"WWW-Authenticate": "Bearer"})
     with db.read() as s:
         inv = s.scalar(select(Invitation).where(Invitation.token_hash == hash_token(code)))
     if inv is None or inv.kind != k.name or inv.revoked_at is not None or (target is not None
@@ -137,7 +138,8 @@ def consume(s, code: str | None, kind: str, now: datetime, target: str | None = 
     """
     k = _kind(kind)
     if not code or not isinstance(code, str):
-        raise _refused(k)
+        raise Unauthorized(f"no invitation code was given: this needs one ({k.what}); ask the organisers for one",
+                           headers={"WWW-Authenticate": "Bearer"})
     inv = s.scalar(select(Invitation).where(Invitation.token_hash == hash_token(code)).with_for_update())
     if inv is None or inv.kind != k.name or inv.revoked_at is not None or (target is not None
                                                                            and inv.target != target):
