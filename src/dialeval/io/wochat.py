@@ -21,17 +21,22 @@ it inside ``<annotator>`` (never in a comment or a CDATA section) and records ea
 error, not a text cut short. The writer (:mod:`dialeval.io.wochat_writer`) always
 emits ``<VALID/>``.
 
-XML is parsed with :mod:`defusedxml`: entity declarations (a "billion laughs" file), external entities,
-a DOCTYPE's internal subset (whose ``<!ATTLIST>`` could supply annotator ids) and network access are refused,
-and files over ``max_bytes`` are not read. A file is decoded as XML says (:func:`xml_text`: byte-order mark,
+XML is parsed safely: entity declarations (a "billion laughs" file), external entities, a DOCTYPE's internal
+subset (whose ``<!ATTLIST>`` could supply annotator ids) and network access are refused, and files over
+``max_bytes`` are not read. A file with a DOCTYPE (any ``<!`` but a comment or CDATA) is parsed with
+:mod:`defusedxml`, which refuses them explicitly; one without, which can declare nothing, with ElementTree's C
+parser (:func:`parse_xml`). A file is decoded as XML says (:func:`xml_text`: byte-order mark,
 else the declared encoding, else UTF-8) before anything reads it.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
+import gc
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -223,11 +228,26 @@ class _Parser(DefusedXMLParser):
             raise _InternalSubset(*self._subset)
 
 
+_DECLARATION = re.compile(r"<!(?!--|\[CDATA\[)")
+"""A ``<!`` that opens neither a comment nor a CDATA section: a DOCTYPE (or a stray declaration such as
+``<!ENTITY``). A text without one has no DTD, so it can declare no entity, refer to no external entity and give
+no attribute default: :func:`parse_xml` reads it with the C parser; any other text goes to :class:`_Parser`.
+A plain search, blind to context: a ``<!DOCTYPE`` written inside a comment or CDATA section also sends the text
+to :class:`_Parser` (slower, same result), never the other way round."""
+
+
 def parse_xml(data: str | bytes, file: str | None) -> ET.Element:
     """Parse XML safely: no entity declarations, no external entities, no DTD internal subset, no network.
-    Bytes are decoded first (:func:`xml_text`)."""
+    Bytes are decoded first (:func:`xml_text`).
+
+    Entities and a DTD can only be declared in a DOCTYPE, so a text whose only ``<!`` open comments and CDATA
+    sections (:data:`_DECLARATION`; every file the WOCHAT writer makes) is parsed by ElementTree's C parser,
+    elements built in C with no Python call per tag (several times faster); a text with a DOCTYPE, or any other
+    ``<!``, by :class:`_Parser`, which refuses entity declarations, external entities and an internal subset
+    explicitly. Both are expat with the same C tree builder: the same tree and the same errors for the same
+    text (``tests/io/test_wochat_speed_equivalence.py``)."""
     text = xml_text(data, file) if isinstance(data, bytes) else data
-    parser = _Parser()
+    parser = ET.XMLParser(target=ET.TreeBuilder()) if _DECLARATION.search(text) is None else _Parser()
     try:
         parser.feed(text)
         return parser.close()
@@ -305,18 +325,8 @@ def read_wochat(source: str | Path, *, names: str = "error", max_bytes: int = MA
     used: set[str] = set()
     for f in files:
         st = _ReadState(str(f), names, notices)
-        text, fixes = fix_guideline_tags(xml_text(read_bounded(f, max_bytes), str(f)))
-        root = parse_xml(text, str(f))
-        notices.extend(f"{f}:{line}: read </{tag}> as <{tag}/> (the guidelines' spelling)" for line, tag in fixes)
-        elems = [root] if root.tag == "dialogue" else list(root.iter("dialogue"))
-        if not elems:
-            raise DialevalError(f"no <dialogue> element (the root is <{root.tag}>)", file=str(f))
-        for el in elems:
-            dlg = _read_dialogue(el, st)
-            if dlg.id in seen:
-                raise DialevalError(f"dialogue id met twice (also in {seen[dlg.id]})", file=str(f), dialogue=dlg.id)
-            seen[dlg.id] = str(f)
-            dialogues.append(dlg)
+        with _cycle_collector_paused():
+            _read_file(f, max_bytes, st, seen, dialogues)
         used |= st.used_optional
     scales = {VALIDITY: validity_scale()}
     for tag in OPTIONAL_TAGS:
@@ -324,6 +334,44 @@ def read_wochat(source: str | Path, *, names: str = "error", max_bytes: int = MA
             scales[tag.lower()] = binary_scale(tag)
     _fill_binary(dialogues, [t for t in OPTIONAL_TAGS if t in used])
     return Corpus(dialogues, scales, "wochat", str(path), meta={"notices": notices})
+
+
+@contextlib.contextmanager
+def _cycle_collector_paused() -> Iterator[None]:
+    """Pause Python's cycle collector (``gc``) while one file is read, if it runs.
+
+    Reading a file makes thousands of elements that live only until the file is read, and the corpus' objects;
+    no reference cycles. With the collector on, its collections pass those elements on to the older generations
+    and so trigger full collections, each walking every object of the corpus read so far: they cost more than
+    the reading itself (60 % of the time for 400 DBDC3 files). Reference counting frees everything as before;
+    the collector resumes after the file (and after an error). A caller (or thread) that finds it already off
+    leaves it as it is, so it is on again once whoever turned it off is done."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _read_file(f: Path, max_bytes: int, st: _ReadState, seen: dict[str, str], dialogues: list[Dialogue]) -> None:
+    """The dialogues of one file, appended to ``dialogues`` (``seen``: dialogue id -> file, across files). Its
+    tree lives only during this call."""
+    text, fixes = fix_guideline_tags(xml_text(read_bounded(f, max_bytes), str(f)))
+    root = parse_xml(text, str(f))
+    del text
+    st.notices.extend(f"{f}:{line}: read </{tag}> as <{tag}/> (the guidelines' spelling)" for line, tag in fixes)
+    elems = [root] if root.tag == "dialogue" else list(root.iter("dialogue"))
+    if not elems:
+        raise DialevalError(f"no <dialogue> element (the root is <{root.tag}>)", file=str(f))
+    for el in elems:
+        dlg = _read_dialogue(el, st)
+        if dlg.id in seen:
+            raise DialevalError(f"dialogue id met twice (also in {seen[dlg.id]})", file=str(f), dialogue=dlg.id)
+        seen[dlg.id] = str(f)
+        dialogues.append(dlg)
 
 
 def _fill_binary(dialogues: list[Dialogue], tags: list[str]) -> None:
@@ -361,9 +409,20 @@ def tag_text(el: ET.Element) -> str:
 
 def _as_tag(el: ET.Element, *, file: str, dialogue: str) -> dict:
     """An extra element kept as data: tag, attributes (but ``xml:space``, which only says how its text was
-    written), text and (if nested) its XML."""
-    attrib = {k: v for k, v in el.attrib.items() if k != XML_SPACE}
-    out: dict = {"tag": el.tag, "attrib": attrib, "text": tag_text(el)}
+    written), text (as :func:`tag_text` reads it) and (if nested) its XML.
+
+    Called for every extra element (two per annotator in a converted DBDC file), so it reads the element once:
+    the attributes are the element's own dict (made for it when asked for; the tree is dropped after reading),
+    copied only to leave ``xml:space`` out."""
+    attrib = el.attrib
+    text = el.text or ""
+    if XML_SPACE in attrib:
+        if attrib[XML_SPACE] != "preserve":
+            text = text.strip()
+        attrib = {k: v for k, v in attrib.items() if k != XML_SPACE}
+    elif text:
+        text = text.strip()
+    out: dict = {"tag": el.tag, "attrib": attrib, "text": text}
     if len(el):
         try:
             out["xml"] = ET.tostring(el, encoding="unicode").strip()
@@ -478,50 +537,74 @@ def _check_names(text: str, names: dict[str, str], patterns: dict[str, re.Patter
     return text
 
 
+_ANNOTATION_TAGS = frozenset(VALIDITY_TAGS + OPTIONAL_TAGS)
+_VALIDITY_SET = frozenset(VALIDITY_TAGS)
+_ALLOWED = ", ".join(f"<{t}/>" for t in VALIDITY_TAGS)
+_NO_OPTIONAL: frozenset[str] = frozenset()
+"""The optional tags of an annotator who gives none (shared: ``turn.meta["_optional"]`` is only read by
+:func:`_fill_binary`, which removes it)."""
+
+
 def _read_annotators(elems: list[ET.Element], turn: Turn, did: str, where: str, st: _ReadState) -> None:
     file = st.file
     labels: list[str | None] = []
     ids: list[str] = []
-    optional: list[set[str]] = []
+    seen: set[str] = set()
+    optional: list[set[str] | frozenset[str]] = []
     extras: list[list[dict]] = []
+    any_extra = False
     for el in elems:
         aid = el.get("id")
         if not aid:
             raise DialevalError("an <annotator> has no id attribute", file=file, dialogue=did, field=where)
-        if aid in ids:
+        if aid in seen:
             raise DialevalError(f"annotator {aid!r} appears twice in this turn", file=file, dialogue=did,
                                 field=where)
         given: list[str] = []
-        opt: set[str] = set()
+        opt: set[str] | None = None
         extra: list[dict] = []
         for child in el:
-            if child.tag in VALIDITY_TAGS or child.tag in OPTIONAL_TAGS:
-                if (child.text or "").strip() or len(child):
-                    raise DialevalError(f"annotator {aid!r}: <{child.tag}> must be an empty tag, <{child.tag}/>",
+            tag = child.tag
+            if tag in _ANNOTATION_TAGS:
+                text = child.text
+                if (text and text.strip()) or len(child):
+                    raise DialevalError(f"annotator {aid!r}: <{tag}> must be an empty tag, <{tag}/>",
                                         file=file, dialogue=did, field=where)
-                if child.tag in VALIDITY_TAGS:
-                    given.append(child.tag)
-                elif child.tag in opt:
-                    raise DialevalError(f"annotator {aid!r} gives <{child.tag}/> twice", file=file,
+                if tag in _VALIDITY_SET:
+                    given.append(tag)
+                elif opt is None:
+                    opt = {tag}
+                elif tag in opt:
+                    raise DialevalError(f"annotator {aid!r} gives <{tag}/> twice", file=file,
                                         dialogue=did, field=where)
                 else:
-                    opt.add(child.tag)
+                    opt.add(tag)
             else:
-                extra.append(_as_tag(child, file=file, dialogue=did))
-        allowed = ", ".join(f"<{t}/>" for t in VALIDITY_TAGS)
-        if not given:
-            raise DialevalError(f"annotator {aid!r} gives none of {allowed}; exactly one is required", file=file,
-                                dialogue=did, field=where)
-        if len(given) > 1:
+                attrib = child.attrib
+                if XML_SPACE in attrib or len(child):
+                    extra.append(_as_tag(child, file=file, dialogue=did))
+                else:  # _as_tag's result for the common case (<comment/>, <ungrammatical-sentence/>), inline
+                    text = child.text
+                    extra.append({"tag": tag, "attrib": attrib, "text": text.strip() if text else ""})
+        if len(given) != 1:
+            if not given:
+                raise DialevalError(f"annotator {aid!r} gives none of {_ALLOWED}; exactly one is required",
+                                    file=file, dialogue=did, field=where)
             raise DialevalError(f"annotator {aid!r} gives " + " and ".join(f"<{t}/>" for t in given)
-                                + f"; exactly one of {allowed} is allowed", file=file, dialogue=did, field=where)
+                                + f"; exactly one of {_ALLOWED} is allowed", file=file, dialogue=did, field=where)
         labels.append(given[0])
         ids.append(aid)
-        optional.append(opt)
+        seen.add(aid)
+        if opt is None:
+            optional.append(_NO_OPTIONAL)
+        else:
+            optional.append(opt)
+            st.used_optional |= opt
         extras.append(extra)
-        st.used_optional |= opt
+        if extra:
+            any_extra = True
     turn.labels[VALIDITY] = labels
     turn.annotators = ids
     turn.meta["_optional"] = optional
-    if any(extras):
+    if any_extra:
         turn.meta["annotator_tags"] = extras
