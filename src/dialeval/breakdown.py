@@ -27,7 +27,7 @@ import numpy as np
 from dialeval.errors import DialevalError, refused
 from dialeval.io.dbdc import BREAKDOWN_LEVELS
 from dialeval.measures import get as get_measure
-from dialeval.measures._arrays import check_pair
+from dialeval.measures._arrays import check_distributions, check_pair
 
 LEVELS = BREAKDOWN_LEVELS
 MERGES = {"O,T,X": None, "O,T+X": ((0,), (1, 2)), "O+T,X": ((0, 1), (2,))}
@@ -44,7 +44,8 @@ def majority_labels(probs: np.ndarray, threshold: float = 0.0) -> np.ndarray:
     >>> majority_labels(np.array([[.3, .3, .4]]), 0.5).tolist()  # no label reaches the threshold: O
     [0]
     """
-    p = np.asarray(probs, dtype=float)
+    p = _checked(probs, "probs")
+    threshold = check_threshold(threshold)
     o, t, x = p[:, 0], p[:, 1], p[:, 2]
     is_o = (o >= t) & (o >= x) & (o >= threshold)
     is_t = ~is_o & (t >= o) & (t >= x) & (t >= threshold)
@@ -54,7 +55,8 @@ def majority_labels(probs: np.ndarray, threshold: float = 0.0) -> np.ndarray:
 
 def lenient_breakdown(probs: np.ndarray, threshold: float = 0.0) -> np.ndarray:
     """DBDC3's lenient gold label: True where T+X is the majority (see the module docstring)."""
-    p = np.asarray(probs, dtype=float)
+    p = _checked(probs, "probs")
+    threshold = check_threshold(threshold)
     o, tx = p[:, 0], p[:, 1] + p[:, 2]
     not_breakdown = (o >= tx) & (o >= threshold)
     return ~not_breakdown & (tx >= o) & (tx >= threshold)
@@ -70,6 +72,15 @@ def _prf(tp: int, predicted: int, actual: int) -> dict:
 
 def _merge(p: np.ndarray, groups: tuple | None) -> np.ndarray:
     return p if groups is None else np.column_stack([p[:, list(g)].sum(axis=1) for g in groups])
+
+
+def _checked(probs: object, what: str) -> np.ndarray:
+    """n x 3 distributions over O, T, X, checked as the measures check theirs (finite, non-negative, not all
+    zero) and returned as given: dividing again by a sum of 1 +- 1 ulp could move a share across the threshold."""
+    if np.ndim(probs) != 2 or np.shape(probs)[1] != len(LEVELS):
+        raise DialevalError(f"{what}: expected n x 3 distributions (O, T, X); received shape {np.shape(probs)}")
+    check_distributions(probs, what)
+    return np.asarray(probs, dtype=float)
 
 
 def check_threshold(threshold: object) -> float:

@@ -91,8 +91,14 @@ class Measure:
         >>> get("rsnod").upper(3), round(get("rsnod").upper(5), 4), get("mse").upper(4)
         (1.0, 1.0408, 0.5)
         """
-        c = ordinal.od_bound(L, variant) if "c_L" in self.range[1] else 1.0
-        return BOUNDS[self.range[1]](L, c)
+        if isinstance(L, bool) or not isinstance(L, int | np.integer) or L < 2:
+            raise DialevalError(f"L = {describe_value(L)} is not allowed; allowed are integers >= 2 (the number of "
+                                "bins)")
+        if variant not in ordinal.VARIANTS:
+            raise DialevalError(f"variant {describe_value(variant)} is not allowed; allowed are "
+                                + ", ".join(repr(v) for v in ordinal.VARIANTS))
+        c = ordinal.od_bound(int(L), variant) if "c_L" in self.range[1] else 1.0
+        return BOUNDS[self.range[1]](int(L), c)
 
 
 def _declare() -> dict[str, Measure]:
@@ -144,6 +150,8 @@ _ALIASES = {a: m.name for m in MEASURES.values() for a in (m.name, *m.aliases)}
 
 def names(scale: str | None = None) -> list[str]:
     """Registered measure names, optionally only those for one scale kind ('ordinal' or 'nominal')."""
+    if scale is not None and scale not in SCALES:
+        raise DialevalError(f"scale {describe_value(scale)} is not allowed; allowed are " + ", ".join(SCALES))
     return [m.name for m in MEASURES.values() if scale is None or m.scale == scale]
 
 

@@ -198,6 +198,8 @@ def predict(dialogues: Corpus | list | str | os.PathLike, model: Estimator | str
     subtasks = check_subtasks(subtask)
     if lang is not None and lang not in LANGUAGES:
         raise DialevalError(f"lang {describe(lang)} is not allowed; allowed are " + ", ".join(LANGUAGES))
+    if out is not None and (not isinstance(out, str | os.PathLike) or not os.fspath(out)):
+        raise DialevalError(f"out must be the path of a file to write; received {describe(out)}")
     corpus = read_dialogues(dialogues)
     stc3 = has_subtasks(check_corpus(corpus))
     if model is None:

@@ -25,6 +25,7 @@ from dialeval import progress as _progress
 from dialeval.errors import DialevalError, DialevalWarning
 from dialeval.io.atomic import atomic_path, make_folder
 from dialeval.report.labels import column_label, direction_text, match_columns
+from dialeval.report.tables import check_stem
 from dialeval.stats.comparison import Comparison, MeasureComparison
 
 if TYPE_CHECKING:
@@ -148,6 +149,7 @@ def plot_means(c: Comparison, out_dir: str | os.PathLike, stem: str = "means", *
     """
     import matplotlib
 
+    check_stem(stem)
     fig = means_figure(c, measures=measures, columns=columns)  # checks the arguments before anything is written
     out = make_folder(out_dir, "the plots")
     with _progress.bar(f"plotting {len(fig.axes)} panel(s)", len(PLOT_FORMATS),

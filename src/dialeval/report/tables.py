@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, describe
 from dialeval.io.atomic import make_folder, write_text
 from dialeval.report.labels import column_label, column_title, direction_text
 from dialeval.stats.comparison import Comparison, MeasureComparison, group_label
@@ -308,6 +308,20 @@ def report_text(c: Comparison, fmt: str) -> str:
     return "\n".join(f"# table: {name}\n{text}" for name, text in parts.items())
 
 
+def check_stem(stem: object) -> str:
+    """A report's or plot's file stem: a plain file name (no folder, not empty), so that it is written in its
+    ``out_dir`` and nowhere else.
+
+    >>> check_stem("comparison")
+    'comparison'
+    """
+    if not isinstance(stem, str) or not stem.strip() or stem in (".", "..") or Path(stem).name != stem \
+            or "\\" in stem or "\0" in stem:
+        raise DialevalError(f"stem {describe(stem)} is not allowed; allowed is a plain file name without folders, "
+                            "e.g. 'comparison'")
+    return stem
+
+
 def write_report(c: Comparison, fmt: str, out_dir: str | os.PathLike, stem: str = "comparison") -> list[Path]:
     """Write the report in ``fmt`` under ``out_dir`` (created if needed); returns the files written.
 
@@ -315,6 +329,7 @@ def write_report(c: Comparison, fmt: str, out_dir: str | os.PathLike, stem: str 
     ``stem-groups.csv``, ``stem-agreement.csv``.
     """
     f = get_format(fmt)
+    check_stem(stem)
     out = make_folder(out_dir, "the report")
     written = []
     for part, text in f.render(c).items():

@@ -170,7 +170,12 @@ def unit_scaled(arr: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def as_vector(x: object, what: str, *, allow_missing: bool = False) -> np.ndarray:
-    """A float 1-D array; ``None`` (and NaN) mean "missing" where ``allow_missing``, else an error."""
+    """A float 1-D array; ``None`` (and NaN) mean "missing" where ``allow_missing``, else an error. Booleans and
+    complex numbers are refused, as the measures refuse them (complex ones lost their imaginary part)."""
+    if (isinstance(x, np.ndarray) and x.dtype.kind in "bc") or (
+            isinstance(x, list | tuple) and any(isinstance(v, bool | complex | np.bool_) for v in x)):
+        kind = x.dtype if isinstance(x, np.ndarray) else "booleans or complex numbers"
+        raise DialevalError(f"{what}: expected real numbers, received {kind}")
     if isinstance(x, np.ndarray) and x.dtype.kind in "fiu":
         arr = x.astype(float, copy=False)
     else:

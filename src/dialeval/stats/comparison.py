@@ -195,8 +195,15 @@ def check_settings(B: int, seed: Seed, alpha: float, level: float) -> tuple[int,
     return check_B(B, level=level, alpha=alpha), stream_key(seed), alpha, level
 
 
+def _texts(value: object, what: str) -> tuple[str, ...]:
+    """A list of texts (a lone string, or anything but a list, is not one: "abc" named three runs a, b, c)."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
+        raise DialevalError(f"{what} must be a list of texts; received {describe(value)}")
+    return tuple(str(v) for v in value)
+
+
 def _check_runs(runs: Sequence[str], m: int) -> tuple[str, ...]:
-    names = tuple(str(r) for r in runs)
+    names = _texts(runs, "runs")
     if len(names) != m:
         raise DialevalError(f"{len(names)} run name(s) for {m} column(s); give one name per run (column)")
     seen: set[str] = set()
@@ -338,7 +345,7 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
                 "groups": GROUPS, "agreement": "Kendall's tau-b between run means; interval: " + RANK_AGREEMENT_CI,
                 "dialeval_version": _version()}
     undefined = [f"{a.first} / {a.second}" for a in agreement if not np.isfinite(a.tau.statistic)]
-    notes = [*notes, *resampling_problems(B, level=level, alpha=alpha)]
+    notes = [*_texts(notes, "notes"), *resampling_problems(B, level=level, alpha=alpha)]
     if undefined:
         notes.append("Kendall's tau is undefined (n/a) where a measure gives every run the same mean: "
                      + ", ".join(undefined))

@@ -306,6 +306,10 @@ def paired_randomization_test(x: object, y: object, B: int | None = None, seed: 
     if n < 2:
         raise DialevalError(f"{n} pair(s); a paired randomisation test needs at least 2")
     method = check_policy("method", method, PAIRED_METHODS)  # type: ignore[assignment]
+    if B is not None:   # checked whichever method runs (the exact one does not use them)
+        check_B(B)
+    if not isinstance(seed, np.random.Generator):   # (a Generator is not drawn from here)
+        stream_key(seed)
     if method == "auto":
         method = "exact" if n <= EXACT_MAX_N else "monte-carlo"
     d = a - b

@@ -1,0 +1,98 @@
+"""Public functions a probe called with hostile arguments: each is refused at the boundary with a DialevalError
+that says what was received, where a value was used as something else, a file was written where it should not
+be, or a TypeError leaked from inside."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dialeval.errors import DialevalError
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("mse", 0), r"L = 0 is not allowed; allowed are integers >= 2"),          # a ZeroDivisionError
+    (("mse", "abc"), r"L = 'abc' is not allowed"),                              # a TypeError
+    (("mse", -1), r"L = -1 is not allowed"),                                    # returned -2.0
+    (("nmd", 3, "bogus"), r"variant 'bogus' is not allowed"),                   # returned 1.0
+])
+def test_worst_checks_the_bins_and_the_variant_for_every_measure(args, message):
+    from dialeval.scoring.engine import worst
+
+    with pytest.raises(DialevalError, match=message):
+        worst(*args)
+
+
+def test_measure_names_refuse_an_unknown_scale():
+    from dialeval.measures import names
+
+    with pytest.raises(DialevalError, match="scale 'abc' is not allowed; allowed are ordinal, nominal"):
+        names("abc")   # it returned []
+
+
+def test_run_names_and_notes_are_lists_not_strings():
+    """'abc' named three runs a, b and c; None was a TypeError."""
+    from dialeval.stats import compare_measures, compare_runs_matrix
+
+    X = np.random.default_rng(0).random((10, 3))
+    for runs in ("abc", None, 5):
+        with pytest.raises(DialevalError, match="runs must be a list of texts"):
+            compare_runs_matrix(X, runs, B=50)
+    with pytest.raises(DialevalError, match="notes must be a list of texts; received 'abc'"):
+        compare_measures({"m": X}, ["a", "b", "c"], B=50, notes="abc")
+
+
+@pytest.mark.parametrize("stem", ["/tmp/elsewhere", "a/b", "..", "", None])
+def test_a_report_stem_is_a_plain_file_name(stem, tmp_path):
+    """A stem with folders wrote outside out_dir (stem='/tmp/x' wrote /tmp/x.md)."""
+    from dialeval.report import plot_means, write_report
+    from dialeval.stats import compare_measures
+
+    c = compare_measures({"quality.nmd.A": np.random.default_rng(0).random((10, 3))}, ["a", "b", "c"], B=50)
+    for write in (lambda: write_report(c, "md", tmp_path, stem=stem), lambda: plot_means(c, tmp_path, stem=stem)):
+        with pytest.raises(DialevalError, match="allowed is a plain file name without folders"):
+            write()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("x", [np.array([1 + 1j, 2, 3]), np.array([True, False, True]), [True, 1.0, 2.0]])
+def test_booleans_and_complex_numbers_are_refused_as_the_measures_refuse_them(x):
+    """bootstrap_ci dropped the imaginary part (mean 2.0, a ComplexWarning) and took booleans as 0/1."""
+    from dialeval.stats import bootstrap_ci
+
+    with pytest.raises(DialevalError, match="expected real numbers"):
+        bootstrap_ci(x)
+
+
+def test_the_exact_randomisation_test_checks_B_and_seed_too():
+    from dialeval.stats import paired_randomization_test
+
+    with pytest.raises(DialevalError, match="B = 'abc' is not allowed"):
+        paired_randomization_test([.1, .5, .3], [.2, .4, .1], B="abc")
+    with pytest.raises(DialevalError, match="seed 'x' is not allowed"):
+        paired_randomization_test([.1, .5, .3], [.2, .4, .1], seed="x")
+
+
+@pytest.mark.parametrize(("probs", "threshold", "message"), [
+    (None, 0.0, r"expected n x 3 distributions \(O, T, X\)"),           # an IndexError
+    ([[5.0, -3.0, 0.0]], 0.0, "negative value"),                          # labelled O
+    ([[0.2, 0.4, 0.4]], float("nan"), "threshold nan is not allowed"),    # labelled O
+])
+def test_breakdown_labels_check_their_distributions(probs, threshold, message):
+    from dialeval.breakdown import lenient_breakdown, majority_labels
+
+    for f in (majority_labels, lenient_breakdown):
+        with pytest.raises(DialevalError, match=message):
+            f(np.array(probs, dtype=float) if probs is not None else None, threshold)
+
+
+@pytest.mark.parametrize("out", [True, {"a": 1}, 3.5, ""])
+def test_predict_writes_only_to_a_path(out, tmp_path, monkeypatch):
+    """out=True wrote a file named 'True'."""
+    from dialeval.cli.demo import demo_dir
+    from dialeval.models import predict
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DialevalError, match="out must be the path of a file to write"):
+        predict(str(demo_dir() / "gold.json"), model="prior-does-not-matter", out=out)
+    assert list(tmp_path.iterdir()) == []
