@@ -185,7 +185,8 @@ def test_declared_single_byte_encoding_is_read():
      "is text in the encoding of its XML declaration (UTF-8 when it names none): save the file as UTF-8 or declare "
      "its encoding"),
     (b'<?xml version="1.0" encoding="nope"?><a/>', "the XML declaration names the encoding 'nope', which is not "
-     "known; allowed are UTF-8, UTF-16 and the text encodings Python knows (ISO-8859-1, Shift_JIS...)"),
+     "known as a text encoding; allowed are UTF-8, UTF-16 and the character sets XML names (ISO-8859-1, "
+     "Shift_JIS...)"),
     (b'<?xml version="1.0" encoding="UTF-16"?><a/>', "the XML declaration names the encoding 'UTF-16', but the file "
      "is not UTF-16 text (it has no byte-order mark and its characters are one byte wide); allowed is the file's "
      "true encoding: correct the declaration"),
@@ -287,3 +288,43 @@ def test_broken_links_are_reported_not_skipped(tmp_path):
     loop.mkdir()
     (loop / "chatbot1.json").symlink_to(loop / "chatbot1.json")
     assert "chatbot1.json: is a symbolic link to" in error_of(read_corpus, loop)
+
+
+# ------------------------------------------------ what a round-trip probe of these fixes found
+
+def test_a_dialogue_id_that_starts_with_a_dot_is_not_written_as_a_hidden_file(tmp_path):
+    """The readers leave hidden files out, so an id '.hidden' was written as .hidden.log.json, then never read back
+    ('wrote 3 dialogue(s)', 1 came back)."""
+    import json
+
+    import dialeval
+    from dialeval.io.convert import convert
+
+    recs = [{"id": i, "turns": [{"sender": "customer", "utterances": ["hi"]}, {"sender": "helpdesk",
+                                                                               "utterances": ["yo"]}]}
+            for i in (".hidden", "ok", "._mac")]
+    src = tmp_path / "s.json"
+    src.write_text(json.dumps(recs), encoding="utf-8")
+    for fmt in ("dbdc", "wochat"):
+        out = tmp_path / fmt
+        convert(dialeval.read_corpus(src), out, fmt, sender_map={"customer": "user", "helpdesk": "system"})
+        back = dialeval.read_corpus(out).ids()
+        assert len(back) == 3 and (fmt != "dbdc" or sorted(back) == ["._mac", ".hidden", "ok"])  # WOCHAT renames
+        assert not any(p.name.startswith(".") for p in out.iterdir())
+
+
+@pytest.mark.parametrize(("encoding", "text"), [
+    ("unicode_escape", "C:\\\\temp\\\\new \\\\u00e9"),    # escapes were decoded: a TAB, a newline, an é
+    ("utf-7", "a +ADw-b"),                              # UTF-7 made '<' of +ADw-
+    ("\\0UTF-8", "x"),                                 # a NUL in the name was a ValueError traceback
+    ("undefined", "x"),                                # a UnicodeError traceback
+])
+def test_a_declared_encoding_must_be_a_character_set(encoding, text, tmp_path):
+    from dialeval.io.wochat import read_wochat
+
+    f = tmp_path / "d.xml"
+    f.write_bytes(f'<?xml version="1.0" encoding="{encoding}"?><dialogue id="IRIS00001"><system_name/>'
+                  f'<user_name/><turn id="1"><speaker>USER</speaker><utterance>{text}</utterance></turn>'
+                  '</dialogue>'.encode("latin-1", "backslashreplace").replace(b"\\\\0", b"\\0"))
+    with pytest.raises(DialevalError, match="which is not known as a text encoding; allowed are UTF-8, UTF-16"):
+        read_wochat(f)

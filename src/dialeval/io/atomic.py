@@ -271,12 +271,15 @@ def claim_file_name(taken: dict[str, str], dialogue_id: str, suffix: str, *, fil
 
 def file_stem(dialogue_id: str) -> str:
     """A dialogue id as a file name's stem: each character other than a letter, digit, ``_``, ``.`` or ``-``
-    (a slash, a space, NUL, a lone surrogate) made ``_``; ``..`` and ``.`` alone made ``_`` too.
+    (a slash, a space, NUL, a lone surrogate) made ``_``; a leading ``.`` made ``_`` too, so that no file is
+    hidden (the readers leave hidden files out: an id ``.x`` was written, then never read back).
 
     Examples
     --------
-    >>> file_stem("1470624810"), file_stem("a/b c"), file_stem("..")
-    ('1470624810', 'a_b_c', '_')
+    >>> file_stem("1470624810"), file_stem("a/b c"), file_stem(".."), file_stem(".hidden")
+    ('1470624810', 'a_b_c', '_', '_hidden')
     """
     stem = _UNSAFE_IN_NAME.sub("_", dialogue_id)
-    return "_" if stem in {"", ".", ".."} else stem
+    if stem in {"", ".", ".."}:
+        return "_"
+    return "_" + stem[1:] if stem.startswith(".") else stem

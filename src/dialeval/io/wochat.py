@@ -134,18 +134,37 @@ def xml_text(data: bytes, file: str | None = None) -> str:
             raise DialevalError(f"the XML declaration names the encoding {codec!r}, but the file is not {codec} text "
                                 "(it has no byte-order mark and its characters are one byte wide); allowed is the "
                                 "file's true encoding: correct the declaration", file=file)
+    if not bom and not _text_encoding(codec):
+        raise DialevalError(f"the XML declaration names the encoding {describe(codec)}, which is not known as a text "
+                            "encoding; allowed are UTF-8, UTF-16 and the character sets XML names (ISO-8859-1, "
+                            "Shift_JIS...)", file=file)
     try:
         return data[len(bom):].decode(codec)
-    except LookupError:
-        raise DialevalError(f"the XML declaration names the encoding {codec!r}, which is not known; allowed are "
-                            "UTF-8, UTF-16 and the text encodings Python knows (ISO-8859-1, Shift_JIS...)",
-                            file=file) from None
     except UnicodeDecodeError as e:
         at = e.start + len(bom)
         line = "" if codec.startswith("utf-16") else f", line {data.count(_NEWLINE, 0, at) + 1}"
         raise DialevalError(f"not {codec} text ({e.reason} at byte {at}{line}); allowed is text in the "
                             "encoding of its XML declaration (UTF-8 when it names none): save the file as UTF-8 "
                             "or declare its encoding", file=file) from None
+
+
+_ENC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
+"""XML's EncName: the form of an encoding's name in a declaration."""
+NOT_CHARACTER_SETS = frozenset({"unicode-escape", "raw-unicode-escape", "utf-7", "punycode", "idna", "undefined",
+                                "unicode-internal", "mbcs", "oem"})
+"""Python codecs that decode bytes to text but are no character set: escapes (``\\u00e9`` read as ``é``, ``\\x3c``
+as ``<``, so text could turn into markup), UTF-7, IDNA, Punycode, or a codec that always fails."""
+
+
+def _text_encoding(name: str) -> bool:
+    """Whether ``name``, from a declaration, is an XML EncName that Python decodes as a character set."""
+    if not _ENC_NAME.fullmatch(name):
+        return False
+    try:
+        info = codecs.lookup(name)
+    except LookupError:
+        return False
+    return getattr(info, "_is_text_encoding", True) and info.name not in NOT_CHARACTER_SETS
 
 
 def fix_guideline_tags(text: str) -> tuple[str, list[tuple[int, str]]]:
