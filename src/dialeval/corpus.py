@@ -278,3 +278,13 @@ def merge_blocks(corpus: Corpus, *, on_conflict: str = "error") -> Corpus:
         out.append(Dialogue(d.id, blocks, dict(d.labels), d.annotators, dict(d.meta)))
     return Corpus(out, dict(corpus.scales), corpus.format, corpus.source, corpus.language,
                   {**corpus.meta, "blocks": True})
+
+
+def expect_corpus(value: object, what: str = "corpus") -> Corpus:
+    """``value`` if it is a :class:`Corpus`, else an error saying what was received (a function that takes a
+    corpus raised an AttributeError for ``None`` or a path)."""
+    if not isinstance(value, Corpus):
+        hint = "; read it first with dialeval.read_corpus(path)" if isinstance(value, str | bytes) or hasattr(
+            value, "__fspath__") else ""
+        raise DialevalError(f"{what} must be a dialeval.Corpus; received {describe(value)}{hint}")
+    return value

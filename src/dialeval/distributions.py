@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dialeval.corpus import Corpus, Dialogue, Scale, Turn
+from dialeval.corpus import Corpus, Dialogue, Scale, Turn, expect_corpus
 from dialeval.errors import DialevalError, describe, refused
 
 
@@ -88,6 +88,7 @@ def labelled_items(corpus: Corpus, scale: Scale) -> Iterator[tuple[int, int | No
     >>> [(i, t, item.labels["b"]) for i, t, item in labelled_items(c, s)]
     [(0, 1, [None])]
     """
+    expect_corpus(corpus)
     name = scale.name
     for i, d in enumerate(corpus.dialogues):
         if scale.level == "dialogue":
@@ -110,6 +111,7 @@ def label_counts(corpus: Corpus, scale: str | Scale, *, min_labels: int = 1) -> 
     DialevalError
         An unknown scale, or a label that is not one of the scale's levels (located).
     """
+    expect_corpus(corpus)
     if isinstance(scale, str):
         if scale not in corpus.scales:
             raise DialevalError(f"no scale {scale!r} in the corpus; its scales are " + ", ".join(corpus.scales),
@@ -162,6 +164,7 @@ def gold_distributions(corpus: Corpus, scales: list[str] | None = None, *,
 
     Scales with no labelled item are left out (e.g. the labels of a test file).
     """
+    expect_corpus(corpus)
     names = list(corpus.scales) if scales is None else list(scales)
     out = {}
     for n in names:
@@ -177,6 +180,7 @@ def _dist_dict(scale: Scale, row: np.ndarray) -> dict[str, float]:
 
 def gold_document(corpus: Corpus, dists: dict[str, Distributions]) -> dict:
     """The self-describing JSON document of gold distributions (see the module docstring)."""
+    expect_corpus(corpus)
     from dialeval import __version__
     by_id: dict[str, dict] = {d.id: {"id": d.id} for d in corpus.dialogues}
     turn_entries: dict[tuple[str, int], dict] = {}

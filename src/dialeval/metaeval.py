@@ -11,12 +11,13 @@ bootstrap interval, pairs used) at dialogue level and, when the dialogues name t
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from dialeval.corpus import Corpus
+from dialeval.corpus import Corpus, expect_corpus
 from dialeval.errors import DialevalError, describe
 from dialeval.io._files import as_path, load_json_document, read_bounded
 from dialeval.io.atomic import atomic_path, output_format
@@ -57,6 +58,7 @@ def turn_scale_scores(corpus: Corpus, scale: str, *, aggregate: str = "mean") ->
     >>> turn_scale_scores(c, "q")
     {'d': 1.25}
     """
+    expect_corpus(corpus)
     if scale not in corpus.scales or corpus.scales[scale].level != "turn":
         raise DialevalError(f"{scale!r} is not a turn-level scale of the corpus; its turn scales are "
                             + (", ".join(s.name for s in corpus.scales_at("turn")) or "(none)"), file=corpus.source)
@@ -76,6 +78,7 @@ def dimension_means(corpus: Corpus, dimensions: list[str] | None = None) -> dict
 
     A dialogue whose raters all gave ``N/A`` is left out of that dimension.
     """
+    expect_corpus(corpus)
     dims = dimensions if dimensions is not None else [s.name for s in corpus.scales_at("dialogue")]
     out: dict[str, dict[str, float]] = {}
     for name in dims:
@@ -293,6 +296,11 @@ def _known(v: object) -> bool:
     return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 
+def _expect_mapping(value: object, what: str, of: str) -> None:
+    if not isinstance(value, Mapping):
+        raise DialevalError(f"{what} must be a mapping of {of}; received {describe(value)}")
+
+
 def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, float]], *,
                           systems: dict[str, str] | None = None, levels: tuple[str, ...] = ("dialogue", "system"),
                           methods: tuple[str, ...] = DEFAULT_METHODS, B: int = 2000, seed: int = 0,
@@ -311,6 +319,15 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
     from dialeval.stats import METHODS
     from dialeval.stats._common import as_generator, check_B, check_level
 
+    _expect_mapping(auto, "auto", "dialogue ids to numbers")
+    _expect_mapping(human, "human", "dimensions to {dialogue id: mean rating}")
+    for dim, values in human.items():
+        _expect_mapping(values, f"human[{dim!r}]", "dialogue ids to mean ratings")
+    if systems is not None:
+        _expect_mapping(systems, "systems", "dialogue ids to system names")
+    for name, value in (("levels", levels), ("methods", methods)):
+        if isinstance(value, str | bytes) or not isinstance(value, Sequence) or not value:
+            raise DialevalError(f"{name} must be a non-empty list of names; received {describe(value)}")
     levels, methods = tuple(dict.fromkeys(levels)), tuple(dict.fromkeys(methods))
     for lv in levels:
         if lv not in LEVELS:

@@ -96,3 +96,32 @@ def test_predict_writes_only_to_a_path(out, tmp_path, monkeypatch):
     with pytest.raises(DialevalError, match="out must be the path of a file to write"):
         predict(str(demo_dir() / "gold.json"), model="prior-does-not-matter", out=out)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_functions_of_a_corpus_refuse_anything_else():
+    """None or a path gave an AttributeError ("'NoneType' object has no attribute 'scales'")."""
+    from dialeval.agreement import scale_agreement
+    from dialeval.distributions import gold_distributions, label_counts
+    from dialeval.metaeval import dimension_means, turn_scale_scores
+
+    for call in (lambda: gold_distributions(None), lambda: label_counts(None, "A"), lambda: dimension_means(None),
+                 lambda: turn_scale_scores(None, "x"), lambda: scale_agreement(None, "A")):
+        with pytest.raises(DialevalError, match=r"corpus must be a dialeval\.Corpus; received None"):
+            call()
+    with pytest.raises(DialevalError, match=r"read it first with dialeval\.read_corpus"):
+        gold_distributions("gold.json")
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"auto": "abc", "human": {}}, "auto must be a mapping of dialogue ids to numbers; received 'abc'"),
+    ({"auto": {"a": 1.0}, "human": None}, "human must be a mapping"),
+    ({"auto": {"a": 1.0}, "human": {"x": {"a": 1.0}}, "systems": "abc"}, "systems must be a mapping"),
+    ({"auto": {"a": 1.0}, "human": {"x": {"a": 1.0}}, "levels": None}, "levels must be a non-empty list"),
+    ({"auto": {"a": 1.0}, "human": {"x": {"a": 1.0}}, "methods": ()}, "methods must be a non-empty list"),
+])
+def test_correlate_with_humans_checks_its_mappings(kwargs, message):
+    """'abc' was a TypeError (string indices), None an AttributeError; no levels returned an empty table."""
+    from dialeval.metaeval import correlate_with_humans
+
+    with pytest.raises(DialevalError, match=message):
+        correlate_with_humans(**kwargs)
