@@ -434,14 +434,9 @@ def _as_tag(el: ET.Element, *, file: str, dialogue: str) -> dict:
     the attributes are the element's own dict (made for it when asked for; the tree is dropped after reading),
     copied only to leave ``xml:space`` out."""
     attrib = el.attrib
-    text = el.text or ""
     if XML_SPACE in attrib:
-        if attrib[XML_SPACE] != "preserve":
-            text = text.strip()
         attrib = {k: v for k, v in attrib.items() if k != XML_SPACE}
-    elif text:
-        text = text.strip()
-    out: dict = {"tag": el.tag, "attrib": attrib, "text": text}
+    out: dict = {"tag": el.tag, "attrib": attrib, "text": tag_text(el)}
     if len(el):
         try:
             out["xml"] = ET.tostring(el, encoding="unicode").strip()
