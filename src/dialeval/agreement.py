@@ -24,6 +24,7 @@ import numpy as np
 from dialeval.corpus import Corpus
 from dialeval.distributions import label_counts
 from dialeval.errors import DialevalError, describe
+from dialeval.stats._common import real_array
 
 KINDS = ("nominal", "ordinal")
 
@@ -56,7 +57,7 @@ def _distance(kind: str, n_c: np.ndarray) -> np.ndarray:
 
 def coincidences(counts: object) -> np.ndarray:
     """The L × L coincidence matrix of a units × levels count table (units with < 2 labels ignored)."""
-    n = np.asarray(counts, dtype=float)
+    n = real_array(counts, "counts", "a units x levels table of label counts")
     if n.ndim != 2 or n.shape[1] < 2 or (n < 0).any() or not np.isfinite(n).all():
         raise DialevalError(f"counts must be a units x levels table of counts >= 0 with at least 2 levels, "
                             f"received shape {n.shape}")
@@ -88,7 +89,7 @@ def krippendorff_alpha(counts: object, kind: str = "nominal") -> float:
     >>> round(krippendorff_alpha([[2, 0], [1, 1], [0, 2]]), 4)
     0.4444
     """
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise DialevalError(f"kind {describe(kind)} is not allowed; allowed are " + ", ".join(KINDS))
     o = coincidences(counts)
     n_c = o.sum(axis=1)

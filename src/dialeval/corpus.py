@@ -254,7 +254,7 @@ def merge_blocks(corpus: Corpus, *, on_conflict: str = "error") -> Corpus:
     >>> [(t.sender, t.utterances) for t in merge_blocks(c).dialogues[0].turns]
     [('user', ['hi', 'there']), ('system', ['yo'])]
     """
-    if on_conflict not in BLOCK_CONFLICTS:
+    if not isinstance(on_conflict, str) or on_conflict not in BLOCK_CONFLICTS:
         raise DialevalError(f"on_conflict {describe(on_conflict)} is not allowed; allowed are "
                             + ", ".join(BLOCK_CONFLICTS))
     out = []

@@ -15,7 +15,7 @@ The gold document written by ``dialeval gold`` (and read back as a "perfect run"
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -181,6 +181,9 @@ def _dist_dict(scale: Scale, row: np.ndarray) -> dict[str, float]:
 def gold_document(corpus: Corpus, dists: dict[str, Distributions]) -> dict:
     """The self-describing JSON document of gold distributions (see the module docstring)."""
     expect_corpus(corpus)
+    if not isinstance(dists, Mapping) or not all(isinstance(d, Distributions) for d in dists.values()):
+        raise DialevalError(f"dists {describe(dists)} are not allowed; allowed is a dict of scale name -> "
+                            "Distributions, e.g. gold_distributions(corpus)")
     from dialeval import __version__
     by_id: dict[str, dict] = {d.id: {"id": d.id} for d in corpus.dialogues}
     turn_entries: dict[tuple[str, int], dict] = {}

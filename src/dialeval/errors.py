@@ -79,6 +79,21 @@ def refused(what: str, value: object, allowed: str) -> DialevalError:
     return e
 
 
+def expect_instance(value: object, cls: type, what: str, hint: str = "") -> object:
+    """``value`` if it is a ``cls``, else the error saying what was received (a function given ``None`` where it
+    takes a model or a comparison raised an AttributeError deep inside).
+
+    >>> expect_instance(3, str, "name")
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.DialevalError: name must be a str; received 3
+    """
+    if not isinstance(value, cls):
+        name = cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+        raise DialevalError(f"{what} must be a {name}; received {describe(value)}{hint}")
+    return value
+
+
 class DialevalWarning(UserWarning):
     """Something about the input or the settings the user should know that does not stop the work (a model
     predicting its own training dialogues, too few resamples for the level asked). The CLI prints each as one

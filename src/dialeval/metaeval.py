@@ -36,7 +36,7 @@ DEFAULT_METHODS = ("pearson", "spearman")
 
 
 def _check_aggregate(aggregate: str) -> None:
-    if aggregate not in AGGREGATES:
+    if not isinstance(aggregate, str) or aggregate not in AGGREGATES:
         raise DialevalError(f"aggregate {describe(aggregate)} is not allowed; allowed are " + ", ".join(AGGREGATES))
 
 
@@ -330,10 +330,10 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
             raise DialevalError(f"{name} must be a non-empty list of names; received {describe(value)}")
     levels, methods = tuple(dict.fromkeys(levels)), tuple(dict.fromkeys(methods))
     for lv in levels:
-        if lv not in LEVELS:
+        if not isinstance(lv, str) or lv not in LEVELS:
             raise DialevalError(f"level {describe(lv)} is not allowed; allowed are " + ", ".join(LEVELS))
     for m in methods:
-        if m not in METHODS:
+        if not isinstance(m, str) or m not in METHODS:
             raise DialevalError(f"correlation method {describe(m)} is not allowed; allowed are " + ", ".join(METHODS))
     ci_level = check_level(ci_level)
     B = check_B(B, level=ci_level)

@@ -97,3 +97,17 @@ def test_bad_arguments(tiny_gold):
         predict(42, model="en")
     with pytest.raises(DialevalError, match="model kind 'svm' is not known"):
         train(tiny_gold, kind="svm")
+
+
+def test_train_does_not_save_into_a_folder_of_other_files(tiny, tmp_path):
+    """out='/tmp' wrote model.json and arrays.npz among whatever was there (refused before the training); a
+    folder with a saved model is still replaced."""
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    with pytest.raises(DialevalError, match="holds other files and no saved model"):
+        train(tiny, kind="prior", out=busy)
+    assert sorted(p.name for p in busy.iterdir()) == ["notes.txt"]
+    train(tiny, kind="prior", out=tmp_path / "m")
+    train(tiny, kind="prior", out=tmp_path / "m")   # replacing a saved model is allowed
+    assert (tmp_path / "m" / "model.json").is_file()

@@ -125,3 +125,54 @@ def test_correlate_with_humans_checks_its_mappings(kwargs, message):
 
     with pytest.raises(DialevalError, match=message):
         correlate_with_humans(**kwargs)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: __import__("dialeval.agreement", fromlist=["x"]).krippendorff_alpha("abc"),
+     r"counts: expected a units x levels table of label counts, received 'abc'"),      # a ValueError
+    (lambda: __import__("dialeval.agreement", fromlist=["x"]).krippendorff_alpha([[1, 2], [3]]),
+     r"counts: expected a units x levels table"),                                       # ragged: a ValueError
+    (lambda: __import__("dialeval.agreement", fromlist=["x"]).krippendorff_alpha([[1j, 1]]),
+     r"counts: expected a units x levels table"),                                       # a TypeError
+    (lambda: __import__("dialeval.stats.comparison", fromlist=["x"]).not_different_groups(np.eye(2), None, 0.05),
+     r"order None is not allowed"),                                                    # a TypeError
+    (lambda: __import__("dialeval.stats.comparison", fromlist=["x"]).not_different_groups(
+        [["a", "b"], ["c", "d"]], [0, 1], 0.05), r"pvalues: expected a square"),       # a ValueError
+    (lambda: __import__("dialeval.stats.kendall", fromlist=["x"]).kendall_b([1, 2, np.nan], [1, 2, 3]),
+     r"finite numbers"),                                                               # NaN went through
+    (lambda: __import__("dialeval.report.tables", fromlist=["x"]).report_text(None, "json"),
+     r"the comparison must be a dialeval.stats.comparison.Comparison; received None"),  # an AttributeError
+    (lambda: __import__("dialeval.report.tables", fromlist=["x"]).get_format(["json"]),
+     r"report format \['json'\] is not allowed"),                                      # unhashable: a TypeError
+    (lambda: __import__("dialeval.report.runs", fromlist=["x"]).compare_scored(None),
+     r"matrix must be a dialeval.report.runs.RunMatrix; received None"),               # an AttributeError
+    (lambda: __import__("dialeval.models", fromlist=["x"]).run_records(None, None),
+     r"corpus must be a dialeval.Corpus; received None"),                              # an AttributeError
+])
+def test_more_public_functions_refuse_what_they_cannot_use(call, message):
+    with pytest.raises(DialevalError, match=message):
+        call()
+
+
+def test_gold_document_and_run_records_check_their_other_argument(tmp_path):
+    from dialeval.corpus import Corpus
+    from dialeval.distributions import gold_document
+    from dialeval.models import run_records
+
+    corpus = Corpus(dialogues=[], scales={}, source="x", format="stc3")
+    with pytest.raises(DialevalError, match=r"dists None are not allowed; allowed is a dict of scale name"):
+        gold_document(corpus, None)
+    with pytest.raises(DialevalError, match=r"est must be a dialeval.models.base.Estimator; received 'm'"):
+        run_records(corpus, "m")
+
+
+@pytest.mark.parametrize("call", [
+    lambda arr: __import__("dialeval.agreement", fromlist=["x"]).krippendorff_alpha([[1, 1], [2, 0]], kind=arr),
+    lambda arr: __import__("dialeval.stats", fromlist=["x"]).anova2(np.eye(3) + 1, on_zero_error=arr),
+    lambda arr: __import__("dialeval.measures", fromlist=["x"]).rsnod([[.5, .5]], [[.5, .5]], variant=arr),
+    lambda arr: __import__("dialeval.models.base", fromlist=["x"]).kind_class(arr),
+])
+def test_an_array_given_for_an_option_is_refused_not_an_ambiguous_truth_value(call):
+    with pytest.raises(DialevalError, match="allowed are"):
+        call(np.array(["nominal", "ordinal"]))
+

@@ -170,3 +170,24 @@ def test_kendall_of_every_row_and_pair_equals_scipy_in_small_chunks(monkeypatch)
             for k, (a, b) in enumerate(pairs):
                 want = sps.kendalltau(samples[a][r], samples[b][r]).statistic
                 assert (np.isnan(got[r, k]) and np.isnan(want)) or got[r, k] == pytest.approx(want, abs=1e-14)
+
+
+def test_means_equal_but_for_rounding_share_a_rank_and_agree_in_tau():
+    """r0 and r1 both have mean 1/5, computed as 0.20000000000000004 and 0.19999999999999998; m2 swaps them.
+    Each measure ranked a different one first and the measures' tau was 1/3; it is 1 (ties, as the docstring
+    says: ties share the best rank). Found by a statistics probe."""
+    m1 = np.array([[.1, .3, .9], [.2, .2, .8], [.3, .1, .7]])
+    m2 = m1[:, [1, 0, 2]]
+    c = compare_measures({"m1": m1, "m2": m2}, ["r0", "r1", "r2"], B=200, seed=0)
+    for mc in c.measures:
+        assert {r.run: r.rank for r in mc.runs} == {"r0": 1, "r1": 1, "r2": 3}
+    assert c.agreement[0].tau.statistic == 1.0
+    assert rank_agreement(m1, m2, B=200, seed=0).statistic == 1.0
+
+
+def test_effect_sizes_of_tiny_data_are_those_of_the_data_at_unit_scale():
+    """ES_E has no units; at 1e-165 V_E underflowed in data units and every pair's ES_E was NaN."""
+    X = np.random.default_rng(4).random((12, 3)) + np.array([0.0, 0.1, 0.3])
+    unit = compare_measures({"m": X}, ["a", "b", "c"], B=100, seed=0).measures[0].pairs
+    tiny = compare_measures({"m": X * 1e-165}, ["a", "b", "c"], B=100, seed=0).measures[0].pairs
+    assert [p.effect_size for p in tiny] == pytest.approx([p.effect_size for p in unit], rel=1e-9)

@@ -111,3 +111,16 @@ def test_correlate_counts_no_undefined_resample_when_none_is():
     x = np.arange(30.0)
     r = correlate(x, x**2, "spearman", B=100, seed=0)
     assert r.undefined_resamples == 0 and r.ci.high == 1.0
+
+
+@pytest.mark.parametrize("scale", [1e80, 1e149, 1e-85, 1e-88])
+def test_pearson_interval_does_not_depend_on_the_scale(scale):
+    """r has no units; at 1e80 the product of the sums of squares overflowed (interval (0, 0)) and at 1e-85 it
+    underflowed (NaN). Found by a statistics probe."""
+    rng = np.random.default_rng(1)
+    x = rng.random(30)
+    y = x + rng.normal(0, 0.2, 30)
+    unit = correlate(x, y, "pearson", B=300, seed=0)
+    scaled = correlate(x * scale, y * scale, "pearson", B=300, seed=0)
+    assert scaled.undefined_resamples == 0
+    assert (scaled.ci.low, scaled.ci.high) == pytest.approx((unit.ci.low, unit.ci.high), rel=1e-9)

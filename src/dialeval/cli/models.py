@@ -20,7 +20,7 @@ from dialeval.io.atomic import check_output_file, check_output_folder, output_fo
 from dialeval.io.jsonarray import json_text
 from dialeval.measures import get as get_measure
 from dialeval.models import kinds as _kinds  # noqa: F401  (fills the registry the choices come from)
-from dialeval.models.base import KINDS
+from dialeval.models.base import KINDS, check_model_folder
 from dialeval.models.data import SUBTASK_CHOICES
 from dialeval.models.leakage import RepeatedDialoguesWarning
 from dialeval.report.labels import directions_text
@@ -403,6 +403,7 @@ def register(app: typer.Typer) -> None:
         params = params_for(_value(kind), given)
         outputs_apart(data, {"--out": out_dir}, folders=["--out"])
         check_output_folder(out_dir, "a model")  # before the training, not after it
+        check_model_folder(out_dir)
         corpora = [load(d, from_, names) for d in data]
         check_subtask(_value(subtask), corpora)
         with warnings_as_lines(RepeatedDialoguesWarning):

@@ -334,7 +334,7 @@ def read_wochat(source: str | Path, *, names: str = "error", max_bytes: int = MA
     >>> c.meta["notices"][0].endswith("read </VALID> as <VALID/> (the guidelines' spelling)")
     True
     """
-    if names not in NAME_POLICIES:
+    if not isinstance(names, str) or names not in NAME_POLICIES:
         raise DialevalError(f"names policy {describe(names)} is not allowed; allowed are " + ", ".join(NAME_POLICIES))
     path = as_path(source, "WOCHAT XML")
     files = files_in(path, ["*.xml"], "WOCHAT XML files") if path.is_dir() else [path]

@@ -338,7 +338,7 @@ def write_wochat(corpus: Corpus, path: str | os.PathLike, *, scale: str | None =
         Unrepresentable labels without ``drop_labels``, a sender with no WOCHAT role, an id off the pattern
         with ``ids='strict'``, a non-empty output folder.
     """
-    if ids not in ID_POLICIES:
+    if not isinstance(ids, str) or ids not in ID_POLICIES:
         raise DialevalError(f"ids policy {describe(ids)} is not allowed; allowed are " + ", ".join(ID_POLICIES))
     corpus, report = map_senders(corpus, sender_map, lambda s: bool(_SPEAKER.match(role_of(s))),
                                  "WOCHAT speakers are system, user, user1, user2, ...", "customer=user,helpdesk=system")

@@ -98,7 +98,7 @@ def od_bound(L: int, variant: str = "paper") -> float:
     """
     if isinstance(L, bool) or not isinstance(L, int | np.integer) or L < 2:
         raise DialevalError(f"od_bound: L = {L!r} is not allowed; allowed are integers >= 2 (the number of bins)")
-    if variant not in VARIANTS:
+    if not isinstance(variant, str) or variant not in VARIANTS:
         raise DialevalError(f"od_bound: variant {variant!r} is not allowed; allowed are "
                             + ", ".join(repr(v) for v in VARIANTS))
     return 1.0 if variant == "2018" else _paper_bound(int(L))

@@ -72,7 +72,7 @@ class Measure:
     def compute(self, p: np.ndarray, q: np.ndarray, *, variant: str = "paper") -> np.ndarray:
         """Apply the kernel to already checked, normalised 2-D arrays (no boundary checks)."""
         if self.has_variant:
-            if variant not in ordinal.VARIANTS:
+            if not isinstance(variant, str) or variant not in ordinal.VARIANTS:
                 raise DialevalError(f"variant {variant!r} is not allowed for {self.name}; allowed are "
                                     + ", ".join(repr(v) for v in ordinal.VARIANTS))
             return self.kernel(p, q, variant)
@@ -94,7 +94,7 @@ class Measure:
         if isinstance(L, bool) or not isinstance(L, int | np.integer) or L < 2:
             raise DialevalError(f"L = {describe_value(L)} is not allowed; allowed are integers >= 2 (the number of "
                                 "bins)")
-        if variant not in ordinal.VARIANTS:
+        if not isinstance(variant, str) or variant not in ordinal.VARIANTS:
             raise DialevalError(f"variant {describe_value(variant)} is not allowed; allowed are "
                                 + ", ".join(repr(v) for v in ordinal.VARIANTS))
         c = ordinal.od_bound(int(L), variant) if "c_L" in self.range[1] else 1.0

@@ -25,9 +25,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from dialeval.corpus import Corpus, joint_scales
-from dialeval.errors import DialevalError, describe
-from dialeval.models.base import KINDS, Estimator, kind_class
+from dialeval.corpus import Corpus, expect_corpus, joint_scales
+from dialeval.errors import DialevalError, describe, expect_instance
+from dialeval.models.base import KINDS, Estimator, check_model_folder, kind_class
 from dialeval.models.data import SUBTASKS, TurnTable, check_corpus, check_subtasks, has_subtasks
 
 LANGUAGES = ("zh", "en")
@@ -236,6 +236,8 @@ def run_records(corpus: Corpus, est: Estimator, subtasks: tuple[str, ...] = SUBT
     """A fitted model's predictions on ``corpus`` as the records of a run that :func:`dialeval.evaluate`
     scores against the corpus's gold: STC-3 records of ``subtasks`` for a model of STC-3 on STC-3 dialogues,
     the per-item layout of the corpus's other scales otherwise (:mod:`dialeval.models.transfer`)."""
+    expect_corpus(corpus)
+    expect_instance(est, Estimator, "est", "; load one with dialeval.models.load_model(path)")
     stc3 = check_predictable(corpus, est, subtasks)
     saved = est.progress
     if progress is not None:
@@ -283,6 +285,8 @@ def train(corpus_or_path: Corpus | list | str | os.PathLike, kind: str = DEFAULT
         raise DialevalError(f"params {describe(params)} are not allowed; allowed is a dict of parameter name -> "
                             "value, e.g. {'C': 4.0}")
     model = cls(subtask, seed, progress=progress, **dict(params or {}))
+    if out is not None:
+        check_model_folder(out)  # before the training, not after it
     corpus = read_dialogues(corpus_or_path)
     model.fit(corpus)
     model.info.setdefault("language", corpus.language or detect_language(corpus))

@@ -48,7 +48,7 @@ def kind_class(kind: str) -> type[Estimator]:
     """The class of a model kind; a :class:`DialevalError` naming the kinds when it is unknown."""
     from dialeval.models import kinds as _kinds  # noqa: F401  (registers every kind)
 
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise DialevalError(f"model kind {describe(kind)} is not known; allowed are " + ", ".join(KINDS))
     return KINDS[kind]
 
@@ -201,6 +201,7 @@ class Estimator(ABC):
 
         if not self.fitted:
             raise DialevalError(f"this {self.kind} model is not fitted; nothing to save")
+        check_model_folder(path)
         folder = make_folder(path, "a model")
         config, arrays = self._state()
         if leakage.ARRAY in arrays:
@@ -281,6 +282,19 @@ class Estimator(ABC):
     @abstractmethod
     def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:
         """Restore what :meth:`_state` returned."""
+
+
+def check_model_folder(path: str | Path) -> None:
+    """Refuse to save a model into a folder that holds other files and no model (``out="/tmp"`` wrote
+    ``model.json`` and ``arrays.npz`` among whatever was there); a folder with a saved model is replaced."""
+    folder = Path(path)
+    try:
+        others = folder.is_dir() and not (folder / "model.json").exists() and any(folder.iterdir())
+    except OSError:
+        return  # make_folder names the problem
+    if others:
+        raise DialevalError("the folder for the model holds other files and no saved model; allowed is a new or "
+                            "empty folder, or one with a model to replace", file=str(folder))
 
 
 def damaged(detail: str, where: str | None = None) -> DialevalError:

@@ -65,7 +65,7 @@ TOP_EPS = 1e-12
 
 
 def _check_output(output: object, where: str) -> None:
-    if output not in OUTPUTS:
+    if not isinstance(output, str) or output not in OUTPUTS:
         raise DialevalError(f"{where}: output = {output!r} is not allowed; allowed are {', '.join(map(repr, OUTPUTS))}")
 
 

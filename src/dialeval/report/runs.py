@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 
 from dialeval import progress as _progress
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, expect_instance
 from dialeval.io.jsonarray import Source
 from dialeval.report.labels import lower_is_better
 from dialeval.scoring import PreparedGold, Scores, load_gold, score
@@ -178,6 +178,7 @@ def score_runs(runs: Sequence[PathLike], gold: Source | PreparedGold, *,
 def compare_scored(matrix: RunMatrix, *, B: int = 5000, seed: Seed = 0, alpha: float = 0.05, level: float = 0.95,
                    progress: bool | None = None) -> Comparison:
     """:func:`dialeval.stats.compare_measures` over every score column, directions from the measures registry."""
+    expect_instance(matrix, RunMatrix, "matrix", "; make one with dialeval.report.runs.score_runs")
     directions = {k: lower_is_better(k) for k in matrix.columns}
     c = compare_measures(matrix.matrices(), matrix.runs, lower_is_better=directions, B=B, seed=seed,
                          alpha=alpha, level=level, progress=progress, notes=matrix.notes)

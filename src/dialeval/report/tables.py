@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, describe, expect_instance
 from dialeval.io.atomic import make_folder, write_text
 from dialeval.report.labels import column_label, column_title, direction_text
 from dialeval.stats.comparison import Comparison, MeasureComparison, group_label
@@ -295,13 +295,14 @@ REPORT_FORMATS: dict[str, ReportFormat] = {f.name: f for f in (
 
 
 def get_format(name: str) -> ReportFormat:
-    if name not in REPORT_FORMATS:
+    if not isinstance(name, str) or name not in REPORT_FORMATS:
         raise DialevalError(f"report format {name!r} is not allowed; allowed are " + ", ".join(REPORT_FORMATS))
     return REPORT_FORMATS[name]
 
 
 def report_text(c: Comparison, fmt: str) -> str:
     """The report as one text (the CSV tables one after another, each after a ``# table: NAME`` line)."""
+    expect_instance(c, Comparison, "the comparison", "; make one with dialeval.compare_runs or compare_measures")
     parts = get_format(fmt).render(c)
     if list(parts) == [""]:
         return parts[""]
@@ -328,6 +329,7 @@ def write_report(c: Comparison, fmt: str, out_dir: str | os.PathLike, stem: str 
     One file ``stem.<ext>``; CSV writes one file a table: ``stem-runs.csv``, ``stem-pairs.csv``,
     ``stem-groups.csv``, ``stem-agreement.csv``.
     """
+    expect_instance(c, Comparison, "the comparison", "; make one with dialeval.compare_runs or compare_measures")
     f = get_format(fmt)
     check_stem(stem)
     out = make_folder(out_dir, "the report")

@@ -50,7 +50,7 @@ def check_options(alpha: float, average: str | None, rsnod_variant: str) -> None
         raise refused("alpha", alpha, "numbers in [0, 1]")
     if average is not None and average not in AVERAGES:
         raise DialevalError(f"average {describe(average)} is not allowed; allowed are " + ", ".join(AVERAGES))
-    if rsnod_variant not in VARIANTS:
+    if not isinstance(rsnod_variant, str) or rsnod_variant not in VARIANTS:
         raise DialevalError(f"rsnod variant {describe(rsnod_variant)} is not allowed; allowed are "
                             + ", ".join(VARIANTS))
 

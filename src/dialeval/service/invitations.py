@@ -48,7 +48,7 @@ MAX_COUNT = 10_000
 
 
 def _kind(kind: str) -> Kind:
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise Invalid(f"invitation kind {describe(kind)} is not allowed; allowed are " + ", ".join(KINDS))
     return KINDS[kind]
 

@@ -30,7 +30,7 @@ MODES = ("open", "invite", "approve")
 
 def check_mode(mode: object) -> str:
     """``mode`` if it is one of :data:`MODES`; else a :class:`DialevalError` listing them."""
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         raise DialevalError(f"registration mode {describe(mode)} is not allowed; allowed are " + ", ".join(MODES))
     return mode  # type: ignore[return-value]
 

@@ -63,6 +63,27 @@ def tie_tolerance(X: np.ndarray) -> float:
     return max(TIE_RTOL * float(np.max(np.abs(spread))), rounding_bound(X))
 
 
+def snap_ties(values: np.ndarray, tol: float | np.ndarray) -> np.ndarray:
+    """``values`` (along the last axis) with each chain of values whose sorted neighbours lie within ``tol`` of
+    each other set to the chain's smallest: means that are equal in exact arithmetic but not after rounding
+    (0.1 + 0.2 + 0.3 and 0.3 + 0.2 + 0.1) then tie in ranks and in Kendall's tau. ``tol`` is one tolerance, or
+    one per row of a 2-D ``values`` (shape (rows, 1)), e.g. :func:`tie_tolerance` of each measure's scores.
+
+    >>> snap_ties(np.array([0.2 + 4e-17, 0.5, 0.2 - 3e-17]), 1e-12).tolist()
+    [0.19999999999999998, 0.5, 0.19999999999999998]
+    """
+    if values.shape[-1] < 2:
+        return values
+    order = np.argsort(values, axis=-1, kind="stable")
+    ranked = np.take_along_axis(values, order, axis=-1)
+    first = np.ones((*ranked.shape[:-1], 1), dtype=bool)
+    starts = np.concatenate([first, np.diff(ranked, axis=-1) > tol], axis=-1)
+    at = np.maximum.accumulate(np.where(starts, np.arange(ranked.shape[-1]), 0), axis=-1)
+    out = np.empty_like(values)
+    np.put_along_axis(out, order, np.take_along_axis(ranked, at, axis=-1), axis=-1)
+    return out
+
+
 def rounding_bound(X: np.ndarray) -> float:
     """How far rounding can move a sum's mean, or a difference of two, of ``X``'s values: ``len(X) * eps *
     max|X|`` (numpy's pairwise sum of n values is off by far less than n units in the last place of the largest).
@@ -169,6 +190,28 @@ def unit_scaled(arr: np.ndarray) -> tuple[np.ndarray, int]:
     return np.ldexp(arr, -e), e
 
 
+def real_array(x: object, what: str, expected: str) -> np.ndarray:
+    """``x`` as a float array, refusing what is not real numbers with one message ("{what}: expected
+    {expected}, received ..."): strings, ragged lists, ``None``, booleans and complex numbers (numpy keeps the
+    real part of a complex array and reads booleans as 0 and 1, silently).
+
+    >>> real_array([[1, 2], [3, 4]], "counts", "a table of numbers").shape
+    (2, 2)
+    """
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError):
+        raw = None
+    if raw is None or raw.dtype.kind not in "fiuO" or (raw.dtype.kind == "O" and raw.ndim == 0):
+        raise DialevalError(f"{what}: expected {expected}, received {describe(x)}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            return raw.astype(float)
+    except (TypeError, ValueError, np.exceptions.ComplexWarning):
+        raise DialevalError(f"{what}: expected {expected}, received {describe(x)}") from None
+
+
 def as_vector(x: object, what: str, *, allow_missing: bool = False) -> np.ndarray:
     """A float 1-D array; ``None`` (and NaN) mean "missing" where ``allow_missing``, else an error. Booleans and
     complex numbers are refused, as the measures refuse them (complex ones lost their imaginary part)."""
@@ -202,11 +245,7 @@ def as_vector(x: object, what: str, *, allow_missing: bool = False) -> np.ndarra
 
 def as_matrix(X: object, what: str = "X", *, min_rows: int = 2, min_cols: int = 2) -> np.ndarray:
     """A finite float 2-D array (items x runs) with at least ``min_rows`` rows and ``min_cols`` columns."""
-    try:
-        arr = np.asarray(X, dtype=float)
-    except (TypeError, ValueError):
-        raise DialevalError(f"{what}: expected a 2-D array of numbers (dialogues x runs), received "
-                            f"{describe(X)}") from None
+    arr = real_array(X, what, "a 2-D array of numbers (dialogues x runs)")
     if arr.ndim != 2:
         raise DialevalError(f"{what}: expected a 2-D array (dialogues x runs), received shape {arr.shape}")
     n, m = arr.shape
@@ -223,7 +262,7 @@ def as_matrix(X: object, what: str = "X", *, min_rows: int = 2, min_cols: int = 
 
 def check_policy(name: str, value: object, allowed: tuple[str, ...]) -> str:
     """``value`` if it is one of ``allowed``, else a DialevalError naming the policy and its choices."""
-    if value not in allowed:
+    if not isinstance(value, str) or value not in allowed:
         raise DialevalError(f"{name} {describe(value)} is not allowed; allowed are " + ", ".join(map(repr, allowed)))
     return str(value)
 

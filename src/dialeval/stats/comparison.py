@@ -8,6 +8,7 @@ that :mod:`dialeval.report` renders; it computes nothing the functions of this p
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,8 +25,12 @@ from dialeval.stats._common import (
     check_level,
     decisive,
     percentile_interval,
+    real_array,
     resampling_problems,
+    snap_ties,
     stream_key,
+    tie_tolerance,
+    unit_scaled,
 )
 from dialeval.stats.anova import Anova2, anova2
 from dialeval.stats.bootstrap import bootstrap_column_means
@@ -158,14 +163,16 @@ def not_different_groups(pvalues: np.ndarray, order: Sequence[int], alpha: float
     >>> not_different_groups(p, [0, 1, 2], 0.05)
     [[0, 1], [1, 2]]
     """
-    p = np.asarray(pvalues, dtype=float) if isinstance(pvalues, np.ndarray | list | tuple) else None
-    if p is None or p.ndim != 2 or p.shape[0] != p.shape[1]:
+    p = real_array(pvalues, "pvalues", "a square (m, m) matrix of p-values")
+    if p.ndim != 2 or p.shape[0] != p.shape[1]:
         raise DialevalError(f"pvalues {describe(pvalues)} are not allowed; allowed is a square (m, m) matrix of "
                             "p-values")
     m = p.shape[0]
-    order = list(order)
-    if sorted(order) != list(range(m)) or not all(isinstance(i, int | np.integer) for i in order):
-        raise DialevalError(f"order {describe(order)} is not allowed; allowed is each column index 0..{m - 1} "
+    given = order
+    order = list(order) if isinstance(order, Sequence | np.ndarray) and not isinstance(order, str | bytes) else [None]
+    if not all(isinstance(i, int | np.integer) and not isinstance(i, bool) for i in order) \
+            or sorted(int(i) for i in order) != list(range(m)):
+        raise DialevalError(f"order {describe(given)} is not allowed; allowed is each column index 0..{m - 1} "
                             "once, best run first")
     alpha = _check_alpha(alpha)
     same = p[np.ix_(order, order)] >= alpha   # same[i, j]: the i-th and j-th best runs do not differ
@@ -214,8 +221,13 @@ def _check_runs(runs: Sequence[str], m: int) -> tuple[str, ...]:
     return names
 
 
-def _order(tukey: TukeyHSD, lower: bool) -> list[int]:
-    key = tukey.means if lower else -tukey.means
+def _tied_means(X: np.ndarray, tukey: TukeyHSD) -> np.ndarray:
+    """The run means as ranks see them: equal where they differ by rounding only (:func:`snap_ties`)."""
+    return snap_ties(tukey.means, tie_tolerance(X))
+
+
+def _order(means: np.ndarray, lower: bool) -> list[int]:
+    key = means if lower else -means
     return [int(i) for i in np.argsort(key, kind="stable")]
 
 
@@ -228,8 +240,9 @@ def _deciding(tukey: TukeyHSD, alpha: float) -> np.ndarray:
 def _measure(name: str, X: np.ndarray, runs: tuple[str, ...], lower: bool, tukey: TukeyHSD, boot: np.ndarray,
              alpha: float, level: float, sep: str = "") -> MeasureComparison:
     means = tukey.means
-    key = means if lower else -means
-    order = _order(tukey, lower)
+    tied = _tied_means(X, tukey)
+    key = tied if lower else -tied
+    order = _order(tied, lower)
     ranks = np.searchsorted(np.sort(key), key, side="left") + 1  # ties share the best rank
     deciding = _deciding(tukey, alpha)
     groups = not_different_groups(deciding, order, alpha)
@@ -238,7 +251,9 @@ def _measure(name: str, X: np.ndarray, runs: tuple[str, ...], lower: bool, tukey
         for i in members:
             labels[i] = (labels[i] + sep if labels[i] else "") + group_label(g)
     a = anova2(X)
-    sd = np.sqrt(a.V_E) if a.V_E > 0 else np.nan
+    scaled, e = unit_scaled(X)  # ES_E has no units: at 1e-165 V_E underflowed in data units and ES_E was NaN
+    v = a.V_E if e == 0 else anova2(scaled).V_E
+    sd = np.sqrt(v) if v > 0 else np.nan
     run_rows = tuple(RunRow(runs[i], float(means[i]), percentile_interval(boot[:, i], level, RUN_INTERVAL),
                             int(ranks[i]), labels[i]) for i in order)
     pairs = []
@@ -246,7 +261,7 @@ def _measure(name: str, X: np.ndarray, runs: tuple[str, ...], lower: bool, tukey
         for j in order[x + 1:]:
             d = float(abs(means[i] - means[j]))
             p = float(tukey.pvalues[i, j])
-            pairs.append(PairRow(runs[i], runs[j], d, p, float(d / sd), bool(deciding[i, j] < alpha)))
+            pairs.append(PairRow(runs[i], runs[j], d, p, float(math.ldexp(d, -e) / sd), bool(deciding[i, j] < alpha)))
     return MeasureComparison(name, lower, run_rows, tuple(pairs), tuple(tuple(runs[i] for i in g) for g in groups),
                              a, tukey, alpha)
 
@@ -325,18 +340,21 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
     boots = {name: boot[:, i * m:(i + 1) * m] for i, name in enumerate(arrays)}
     # One group-letter style for the whole comparison: letters run together ("abc") unless some measure has
     # more than 26 groups, whose two-letter labels need commas ("z,aa") -- then commas in every measure.
-    most = max(len(not_different_groups(_deciding(t, alpha), _order(t, lower[name]), alpha))
-               for name, t in tukeys.items())
+    most = max(len(not_different_groups(_deciding(t, alpha), _order(_tied_means(arrays[name], t), lower[name]),
+                                        alpha)) for name, t in tukeys.items())
     sep = "" if most <= 26 else ","
     measures = tuple(_measure(name, X, names, lower[name], tukeys[name], boots[name], alpha, level, sep)
                      for name, X in arrays.items())
     keys = list(arrays)
     sign = {name: 1.0 if lower[name] else -1.0 for name in keys}  # orient every measure best-first
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    replicates = kendall_rows_pairs([sign[name] * boots[name] for name in keys], pairs)
-    jackknife = kendall_rows_pairs([sign[name] * jackknife_means(arrays[name]) for name in keys], pairs)
+    tol = {name: tie_tolerance(arrays[name]) for name in keys}  # ties of rounding are ties in tau too
+    replicates = kendall_rows_pairs([snap_ties(sign[name] * boots[name], tol[name]) for name in keys], pairs)
+    jackknife = kendall_rows_pairs([snap_ties(sign[name] * jackknife_means(arrays[name]), tol[name])
+                                    for name in keys], pairs)
     agreement = [RankAgreement(keys[i], keys[j], tau_from_bootstrap(
-        sign[keys[i]] * tukeys[keys[i]].means, sign[keys[j]] * tukeys[keys[j]].means, replicates[:, p],
+        snap_ties(sign[keys[i]] * tukeys[keys[i]].means, tol[keys[i]]),
+        snap_ties(sign[keys[j]] * tukeys[keys[j]].means, tol[keys[j]]), replicates[:, p],
         jackknife[:, p], level, B, key)) for p, (i, j) in enumerate(pairs)]
     settings = {"test": TUKEY_TEST, "permutation": "scores permuted within each dialogue", "B": B, "seed": key,
                 "pvalue": f"share of the B permuted datasets whose largest difference of run means reaches the "

@@ -25,6 +25,8 @@ from dialeval.stats._common import (
     check_level,
     percentile_interval,
     seed_label,
+    snap_ties,
+    tie_tolerance,
     unit_scaled,
 )
 from dialeval.stats.bootstrap import bootstrap_column_means
@@ -62,7 +64,7 @@ def _clipped(ci: Interval) -> Interval:
 def _pearson_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     am = a - a.mean(axis=1, keepdims=True)
     bm = b - b.mean(axis=1, keepdims=True)
-    den = np.sqrt((am * am).sum(axis=1) * (bm * bm).sum(axis=1))
+    den = np.sqrt((am * am).sum(axis=1)) * np.sqrt((bm * bm).sum(axis=1))  # a product of the sums overflowed
     num = (am * bm).sum(axis=1)
     return np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
 
@@ -163,7 +165,7 @@ def correlate(auto: object, human: object, method: Method = "pearson", *, level:
     >>> round(r.statistic, 3), r.n, r.n_dropped
     (0.993, 4, 1)
     """
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise DialevalError(f"correlation method {describe(method)} is not allowed; allowed are "
                             + ", ".join(METHODS))
     if on_constant not in ("nan", "raise"):
@@ -280,7 +282,10 @@ def rank_agreement(first: object, second: object, *, level: float = 0.95, B: int
     level = check_level(level)
     B = check_B(B, level=level)
     m = a.shape[1]
+    ta, tb = tie_tolerance(a), tie_tolerance(b)  # means equal but for rounding are ties (:func:`snap_ties`)
     boot = bootstrap_column_means(np.hstack([a, b]), B, as_generator(seed))
     jack = jackknife_means(np.hstack([a, b]))
-    return tau_from_bootstrap(a.mean(axis=0), b.mean(axis=0), _kendall_rows(boot[:, :m], boot[:, m:]),
-                              _kendall_rows(jack[:, :m], jack[:, m:]), level, B, seed_label(seed))
+    return tau_from_bootstrap(snap_ties(a.mean(axis=0), ta), snap_ties(b.mean(axis=0), tb),
+                              _kendall_rows(snap_ties(boot[:, :m], ta), snap_ties(boot[:, m:], tb)),
+                              _kendall_rows(snap_ties(jack[:, :m], ta), snap_ties(jack[:, m:], tb)),
+                              level, B, seed_label(seed))

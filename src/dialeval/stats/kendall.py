@@ -34,6 +34,7 @@ from fractions import Fraction
 import numpy as np
 
 from dialeval.errors import DialevalError
+from dialeval.stats._common import real_array
 
 EXACT_MAX_N = 33
 """Largest n (no ties) whose p-value is exact; above it, the normal approximation (as scipy's ``auto``)."""
@@ -77,11 +78,11 @@ def inversions_at_most(n: int, c: int) -> int:
 
 def kendall_b(x: object, y: object) -> KendallB:
     """Tau-b of ``x`` and ``y`` (equal lengths, finite) and its two-sided p-value (see the module docstring)."""
-    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    a, b = (real_array(v, f"kendall_b: {name}", "a 1-d vector of numbers") for v, name in ((x, "x"), (y, "y")))
     n = a.size
-    if a.shape != (n,) or b.shape != (n,) or n < 2:
-        raise DialevalError(f"kendall_b needs two 1-d vectors of the same length >= 2; received shapes {a.shape}, "
-                         f"{b.shape}")
+    if a.shape != (n,) or b.shape != (n,) or n < 2 or not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise DialevalError(f"kendall_b needs two 1-d vectors of finite numbers of the same length >= 2; received "
+                            f"shapes {a.shape}, {b.shape}" + ("" if a.shape != b.shape else " (with NaN or inf)"))
     iu, ju = np.triu_indices(n, k=1)
     dx, dy = np.sign(a[iu] - a[ju]), np.sign(b[iu] - b[ju])
     s = int((dx * dy).sum())

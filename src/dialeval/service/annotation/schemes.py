@@ -223,6 +223,6 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in (
 
 def get_scheme(name: str) -> Scheme:
     """The scheme called ``name``; a DialevalError naming the allowed ones otherwise."""
-    if name not in SCHEMES:
+    if not isinstance(name, str) or name not in SCHEMES:
         raise DialevalError(f"annotation scheme {describe(name)} is not allowed; allowed are " + ", ".join(SCHEMES))
     return SCHEMES[name]

@@ -129,7 +129,7 @@ def compute(db: Database, task: Task, *, by: str | None = None, per: str = "team
     by = by or task.rank_by
     if by not in task.columns:
         raise DialevalError(f"sort column {describe(by)} is not allowed; allowed are " + ", ".join(task.columns))
-    if per not in PER:
+    if not isinstance(per, str) or per not in PER:
         raise DialevalError(f"leaderboard view {describe(per)} is not allowed; allowed are " + ", ".join(PER))
     final = task.closed_at is not None
     with db.read() as s:

@@ -180,7 +180,7 @@ def columns_of(gold: PreparedGold, key: str) -> list[str]:
         When ``key`` is not a declared task's key, or the gold has no labels of that task (the message lists
         the tasks it has).
     """
-    if key not in SUBTASKS:
+    if not isinstance(key, str) or key not in SUBTASKS:
         raise DialevalError(f"task {describe(key)} is not allowed; allowed are " + ", ".join(SUBTASKS))
     want = declared.get(key).name
     for t in gold.tasks:

@@ -120,7 +120,7 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
         On a bad argument or gold file (the scorer's message). Conflict if the name is taken.
     """
     check_slug(name, "task", DialevalError)
-    if subtask not in SUBTASKS:
+    if not isinstance(subtask, str) or subtask not in SUBTASKS:
         raise DialevalError(f"task {describe(subtask)} is not allowed; allowed are " + ", ".join(SUBTASKS))
     gold_name = clean_filename(gold_name, "gold.json")
     _check_limit(daily_limit, "daily limit")

@@ -67,7 +67,7 @@ def _scheme(spec: str) -> Scheme:
         raise DialevalError(f"engine spec {spec!r} is not allowed; allowed are " + "; ".join(
             s.what for s in SCHEMES.values() if s.name != "https"))
     name = spec.split(":", 1)[0].lower()
-    if name not in SCHEMES:
+    if not isinstance(name, str) or name not in SCHEMES:
         raise DialevalError(f"engine scheme {name!r} (in {spec!r}) is not allowed; allowed are " + "; ".join(
             s.what for s in SCHEMES.values() if s.name != "https"))
     return SCHEMES[name]
