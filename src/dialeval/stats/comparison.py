@@ -221,31 +221,32 @@ def _check_runs(runs: Sequence[str], m: int) -> tuple[str, ...]:
     return names
 
 
-def _tied_means(X: np.ndarray, tukey: TukeyHSD) -> np.ndarray:
-    """The run means as ranks see them: equal where they differ by rounding only (:func:`snap_ties`)."""
-    return snap_ties(tukey.means, tie_tolerance(X))
+@dataclass(frozen=True)
+class _Ranking:
+    """One measure's runs best first (means equal but for rounding tie: :func:`snap_ties`), their ranks (ties
+    share the best), the p-values that decide significance and the groups of runs not significantly different."""
+
+    order: list[int]
+    ranks: np.ndarray
+    deciding: np.ndarray
+    groups: list[list[int]]
 
 
-def _order(means: np.ndarray, lower: bool) -> list[int]:
-    key = means if lower else -means
-    return [int(i) for i in np.argsort(key, kind="stable")]
-
-
-def _deciding(tukey: TukeyHSD, alpha: float) -> np.ndarray:
-    """The p-values that decide significance: the test's own, or all 1 when ``B`` cannot resolve ``alpha``
-    (:func:`~dialeval.stats._common.decisive`: p = 0 then only says p < 1/B)."""
-    return tukey.pvalues if decisive(tukey.B, alpha) else np.ones_like(tukey.pvalues)
-
-
-def _measure(name: str, X: np.ndarray, runs: tuple[str, ...], lower: bool, tukey: TukeyHSD, boot: np.ndarray,
-             alpha: float, level: float, sep: str = "") -> MeasureComparison:
-    means = tukey.means
-    tied = _tied_means(X, tukey)
+def _ranking(X: np.ndarray, tukey: TukeyHSD, lower: bool, alpha: float) -> _Ranking:
+    tied = snap_ties(tukey.means, tie_tolerance(X))
     key = tied if lower else -tied
-    order = _order(tied, lower)
-    ranks = np.searchsorted(np.sort(key), key, side="left") + 1  # ties share the best rank
-    deciding = _deciding(tukey, alpha)
-    groups = not_different_groups(deciding, order, alpha)
+    order = [int(i) for i in np.argsort(key, kind="stable")]
+    # the p-values that decide: the test's own, or all 1 when B cannot resolve alpha (decisive: p = 0 then
+    # only says p < 1/B)
+    deciding = tukey.pvalues if decisive(tukey.B, alpha) else np.ones_like(tukey.pvalues)
+    return _Ranking(order, np.searchsorted(np.sort(key), key, side="left") + 1, deciding,
+                    not_different_groups(deciding, order, alpha))
+
+
+def _measure(name: str, X: np.ndarray, runs: tuple[str, ...], lower: bool, tukey: TukeyHSD, ranking: _Ranking,
+             boot: np.ndarray, alpha: float, level: float, sep: str = "") -> MeasureComparison:
+    means = tukey.means
+    order, ranks, deciding, groups = ranking.order, ranking.ranks, ranking.deciding, ranking.groups
     labels = {i: "" for i in range(len(runs))}
     for g, members in enumerate(groups):
         for i in members:
@@ -340,11 +341,10 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
     boots = {name: boot[:, i * m:(i + 1) * m] for i, name in enumerate(arrays)}
     # One group-letter style for the whole comparison: letters run together ("abc") unless some measure has
     # more than 26 groups, whose two-letter labels need commas ("z,aa") -- then commas in every measure.
-    most = max(len(not_different_groups(_deciding(t, alpha), _order(_tied_means(arrays[name], t), lower[name]),
-                                        alpha)) for name, t in tukeys.items())
-    sep = "" if most <= 26 else ","
-    measures = tuple(_measure(name, X, names, lower[name], tukeys[name], boots[name], alpha, level, sep)
-                     for name, X in arrays.items())
+    rankings = {name: _ranking(X, tukeys[name], lower[name], alpha) for name, X in arrays.items()}
+    sep = "" if max(len(r.groups) for r in rankings.values()) <= 26 else ","
+    measures = tuple(_measure(name, X, names, lower[name], tukeys[name], rankings[name], boots[name], alpha, level,
+                              sep) for name, X in arrays.items())
     keys = list(arrays)
     sign = {name: 1.0 if lower[name] else -1.0 for name in keys}  # orient every measure best-first
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
