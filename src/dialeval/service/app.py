@@ -233,7 +233,7 @@ def create_app(settings: Settings | None = None, database: Database | None = Non
             r = home(request, status, error=detail(str(e)), form={"name": quote(name, teams.MAX_NAME)})
             r.headers.update(getattr(e, "headers", {}))  # Retry-After past the rate limit, as the API sends
             return r
-        return page(request, "registered.html", 201, team=team.name, token=token,
+        return page(request, "registered.html", 201 if token else 200, team=team.name, token=token,
                     approved=team.approved_at is not None)
 
     app.include_router(collection_router(db, settings))

@@ -14,12 +14,23 @@ with ``SELECT ... FOR UPDATE`` (a submission locks its team's row before countin
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import DateTime, Index, Integer, String, TypeDecorator, UniqueConstraint, create_engine, event
+from sqlalchemy import (
+    DateTime,
+    Index,
+    Integer,
+    String,
+    TypeDecorator,
+    UniqueConstraint,
+    create_engine,
+    event,
+    text,
+)
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
@@ -216,6 +227,14 @@ class Database:
             s.connection(execution_options={"dialeval_begin": "IMMEDIATE"})
             yield s
             s.commit()
+
+    def serialise(self, s: Session, key: str) -> None:
+        """Hold the lock named ``key`` until ``s``'s write transaction ends: a PostgreSQL advisory lock, for
+        checks no unique index can make (a look-alike name, a count within a window); SQLite's write
+        transactions are serialised whole already."""
+        if not self.is_sqlite:
+            k = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+            s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": k})
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -10,14 +10,13 @@ transaction.
 
 from __future__ import annotations
 
-import hashlib
 import ipaddress
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select, text
+from sqlalchemy import delete, func, select
 
 from dialeval.errors import quote
 from dialeval.service.db import Database, RegistrationAttempt
@@ -96,9 +95,7 @@ def record_attempt(db: Database, client: str | None, now: datetime) -> None:
     """
     client = client_key(client)
     with db.write() as s:
-        if not db.is_sqlite:
-            key = int.from_bytes(hashlib.sha256(client.encode()).digest()[:8], "big", signed=True)
-            s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
+        db.serialise(s, f"registration attempts of {client}")
         s.execute(delete(RegistrationAttempt).where(RegistrationAttempt.client == client,
                                                     RegistrationAttempt.created_at <= now - WINDOW))
         times = list(s.scalars(select(RegistrationAttempt.created_at).where(RegistrationAttempt.client == client)))

@@ -68,8 +68,9 @@ def registered_by_form(db: Database, form_nonce: str | None) -> Team | None:
 
 
 def register_team(db: Database, name: object, affiliation: object, now: datetime, *, mode: str = "open",
-                  invite: str | None = None, form_nonce: str | None = None) -> tuple[Team, str]:
-    """Create a team; returns it and its token (the only time the token is shown).
+                  invite: str | None = None, form_nonce: str | None = None) -> tuple[Team, str | None]:
+    """Create a team; returns it and its token (the only time the token is shown), or the team the page form
+    ``form_nonce`` registered already and None (the form sent twice at once: a double click).
 
     Parameters
     ----------
@@ -105,6 +106,11 @@ def register_team(db: Database, name: object, affiliation: object, now: datetime
                      "choose another")
     try:
         with db.write() as s:
+            # one registration at a time: a look-alike is no unique index's to refuse (two look-alikes of one
+            # name registered at once were both created), and a form sent twice at once is this form's team
+            db.serialise(s, "team registration")
+            if form_nonce and (earlier := s.scalar(select(Team).where(Team.form_nonce == form_nonce))) is not None:
+                return earlier, None
             if s.scalar(select(Team.id).where(Team.name_key == key)) is not None:
                 raise taken
             if s.scalar(select(Team.id).where(Team.name_skeleton == skel)) is not None:

@@ -175,3 +175,19 @@ def test_next_item_waits_for_one_row_while_holding_no_other(pg_projects):
         holder.rollback()
         t.join(20)
     assert not t.is_alive() and got[0].item_id == other
+
+
+def test_an_overdue_assignment_is_never_handed_out_again(pj, monkeypatch):
+    """Another request of the same annotator (a second tab) held the overdue row, so expiring skipped it (SKIP
+    LOCKED) and "next" returned it with its time run out while the other tab got a new item. Found by a race
+    probe on PostgreSQL; here the skip is made certain by not expiring first."""
+    codes = pj.project("p1", chats_corpus(2), overlap=1, n_codes=1, timeout="10m")
+    a = projects.annotator(pj.db, "p1", codes[0], pj.clock())
+    first = projects.next_assignment(pj.db, a, pj.clock())
+    pj.tick(11 * 60)
+    monkeypatch.setattr(projects, "expire_overdue", lambda db, p, now: 0)
+    second = projects.next_assignment(pj.db, a, pj.clock())
+    assert second.id != first.id and second.item_id != first.item_id and second.expires_at > pj.clock()
+    with pj.db.read() as s:
+        assert s.scalar(select(Assignment.state).where(Assignment.id == first.id)) == "expired"
+        assert s.scalar(select(AnnotationItem.live).where(AnnotationItem.id == first.item_id)) == 0

@@ -240,11 +240,18 @@ def expire_overdue(db: Database, p: AnnotationProject, now: datetime) -> int:
     with db.write() as s:
         rows = s.execute(select(Assignment.id, Assignment.item_id).where(*overdue).order_by(Assignment.item_id)
                          .with_for_update(skip_locked=True)).all()  # items updated in one order: no deadlock
-        for aid, item_id in rows:
-            s.execute(update(Assignment).where(Assignment.id == aid).values(state="expired", slot=None))
-            s.execute(update(AnnotationItem).where(AnnotationItem.id == item_id)
-                      .values(live=AnnotationItem.live - 1))
-    return len(rows)
+        return sum(_expire(s, aid, item_id) for aid, item_id in rows)
+
+
+def _expire(s, assignment_id: int, item_id: int) -> bool:
+    """Give an active assignment's slot back to its item; False if it is no longer active (``WHERE state =
+    'active'``: PostgreSQL checks it again after waiting for a row another transaction expired)."""
+    r = s.execute(update(Assignment).where(Assignment.id == assignment_id, Assignment.state == "active")
+                  .values(state="expired", slot=None))
+    if r.rowcount != 1:
+        return False
+    s.execute(update(AnnotationItem).where(AnnotationItem.id == item_id).values(live=AnnotationItem.live - 1))
+    return True
 
 
 def _claim(s, p: AnnotationProject, item_id: int) -> int | None:
@@ -321,8 +328,10 @@ def next_assignment(db: Database, who: Who, now: datetime) -> Assignment | None:
             _lock_annotator(s, who)
             cur = s.scalar(select(Assignment).where(Assignment.annotator_id == a.id, Assignment.state == "active")
                            .order_by(Assignment.id).limit(1))
-            if cur is not None:
+            if cur is not None and cur.expires_at > now:
                 return cur
+            if cur is not None:  # overdue, and skipped above while another request of theirs held it
+                _expire(s, cur.id, cur.item_id)
             row = _find(s, p, a.id)
             item_id = policy.pick([policy.Candidate(*row)], p.overlap, set()) if row is not None else None
             if item_id is None:
