@@ -138,3 +138,25 @@ def test_compare_ranks_turn_level_runs_and_leaves_out_undefined_dialogues(tmp_pa
                      progress=False)
     assert c.n == 3 and any("d0" in note and "left out" in note for note in c.notes)
     assert list(c.settings["scoring"]["tasks"]) == ["dbdc-breakdown", "wochat-validity"]
+
+
+def test_gold_from_a_pipe_asks_for_its_format_and_is_read_with_it(tmp_path, tiny_gold):
+    """load_gold('/dev/stdin') looked for '<' in the pipe, used it up and then said 'not valid JSON'; now it
+    says to give the format, and with the format it reads the pipe once."""
+    import os
+    import threading
+
+    fifo = tmp_path / "gold.pipe"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "w", encoding="utf-8") as fh:
+            json.dump(tiny_gold, fh)
+
+    with pytest.raises(DialevalError, match="pipe or a device, which is read only once"):
+        dialeval.load_gold(fifo)          # detection opens nothing: no writer needed
+    t = threading.Thread(target=feed)
+    t.start()
+    g = dialeval.load_gold(fifo, format="stc3")
+    t.join(10)
+    assert g.subtasks == ("quality", "nugget")

@@ -156,7 +156,8 @@ def gold_format(source: object, format: str | None = None, *, choose: str | None
         return detect(source, choose=choose or CHOOSE)  # type: ignore[arg-type]
     except DialevalError:
         path = Path(source) if isinstance(source, str | os.PathLike) else None
-        if path is not None and (path.is_dir() or _starts_as_xml(path)):
+        # a pipe or a device: detection's reason says to give the format (reading it to look for '<' used it up)
+        if path is not None and (path.is_dir() or (path.exists() and not path.is_file()) or _starts_as_xml(path)):
             raise
         return STC3
 
