@@ -102,7 +102,7 @@ async def _exchange(client: httpx.AsyncClient, url: str, body: dict, timeout_s: 
     async with client.stream("POST", url, json=body, timeout=timeout_s,
                              headers={"Accept-Encoding": "identity", **headers}) as r:
         if r.status_code != 200:
-            return r.status_code, await _head(r, MAX_LOGGED)
+            return r.status_code, (await _head(r, MAX_LOGGED))[0]
         return r.status_code, await _capped_body(r, what)
 
 
@@ -112,13 +112,10 @@ async def _capped_body(r: httpx.Response, what: str) -> bytes:
     declared = r.headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise EngineError(_too_large(what, f"of {int(declared)} bytes (its Content-Length)"))
-    chunks, size = [], 0
-    async for chunk in r.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise EngineError(_too_large(what, f"of more than {MAX_BODY_BYTES} bytes"))
-        chunks.append(chunk)
-    return b"".join(chunks)
+    body, more = await _head(r, MAX_BODY_BYTES)
+    if more:
+        raise EngineError(_too_large(what, f"of more than {MAX_BODY_BYTES} bytes"))
+    return body
 
 
 def _too_large(what: str, received: str) -> str:
@@ -126,14 +123,16 @@ def _too_large(what: str, received: str) -> str:
             "are allowed for a reply")
 
 
-async def _head(r: httpx.Response, n: int) -> bytes:
-    """The first ``n`` bytes of the body of ``r`` (the rest is not read)."""
-    head = b""
+async def _head(r: httpx.Response, n: int) -> tuple[bytes, bool]:
+    """The first ``n`` bytes of the body of ``r``, and whether it has more (read no further than the chunk that
+    passes ``n``)."""
+    chunks, size = [], 0
     async for chunk in r.aiter_bytes():
-        head += chunk
-        if len(head) >= n:
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > n:
             break
-    return head[:n]
+    return b"".join(chunks)[:n], size > n
 
 
 def _log_failure(what: str, url: str, status: int, raw: bytes) -> None:
