@@ -239,7 +239,7 @@ def test_turn_run_ids_strings_and_integers_are_read():
     r = read_turn_run([{"id": "d_00001", "turns": [{"turn": 1, "breakdown": {"O": 1}}]},
                        {"id": 1, "turns": [{"turn": 1, "breakdown": {"T": 1}}]}], _gold())
     assert sorted(r.dialogue_ids) == ["1", "d_00001"] and not r.extra_dialogues
-    assert error_of(read_turn_run, [{"id": ""}], _gold()) == "id: item 0 has no 'id'"
+    assert error_of(read_turn_run, [{"id": ""}], _gold()) == "id: item 0: id is empty; allowed is a non-empty string"
     assert error_of(read_turn_run, ["x"], _gold()) == "item 0 is a JSON str; expected an object"
 
 

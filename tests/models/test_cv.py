@@ -196,3 +196,20 @@ def test_read_dialogues_joins_files_and_records_languages(tmp_path):
         paths[-1].write_text(json.dumps(recs, ensure_ascii=False), encoding="utf-8")
     corpus = read_dialogues(paths)
     assert len(corpus) == 2 and corpus.language == "zh+en" and "zh.json + " in corpus.source
+
+
+@pytest.mark.parametrize(("n", "k"), [(2, 2), (6, 5)])
+def test_empty_folds_named_are_among_the_k(en60_records, n, k):
+    """2 folds of 2 dialogues named empty folds 2, 3, ... 11. Found by a models probe."""
+    from dialeval.models.cv import folds_of
+
+    records = next(r for r in _subsets(en60_records, n) if len({fold_of(x["id"], k) for x in r}) < k)
+    present = {fold_of(x["id"], k) + 1 for x in records}
+    with pytest.raises(DialevalError) as e:
+        folds_of(dialeval.read_corpus(records), k)
+    listed = {int(v) for v in e.value.message.split("empty (")[1].split(")")[0].split(", ")}
+    assert listed == set(range(1, k + 1)) - present
+
+
+def _subsets(records, n):
+    return (records[i:i + n] for i in range(len(records) - n + 1))

@@ -272,3 +272,19 @@ def test_a_stacked_linear_model_beside_dialogue_level_scales_loads(_cache, share
     assert a.turns.keys() == b.turns.keys() == set(model.learnt)
     for k in a.turns:  # (rows, distributions) of each scale, the turn-level one with the stacked linear model's
         assert np.array_equal(a.turns[k][0], b.turns[k][0]) and np.allclose(a.turns[k][1], b.turns[k][1])
+
+
+def test_compressed_arrays_that_were_corrupted_are_a_damaged_model(saved, tmp_path):
+    """Bytes flipped inside a compressed array (not where the CRC is checked first) were a zlib.error
+    traceback. Found by a models probe."""
+    import zipfile
+
+    folder = shutil.copytree(saved["dbdc4"], tmp_path / "m")
+    buf = bytearray((folder / "arrays.npz").read_bytes())
+    with zipfile.ZipFile(folder / "arrays.npz") as z:
+        info = max(z.infolist(), key=lambda i: i.compress_size)
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra) + 10
+    buf[start:start + 16] = bytes(b ^ 255 for b in buf[start:start + 16])
+    (folder / "arrays.npz").write_bytes(bytes(buf))
+    with pytest.raises(DialevalError, match="the saved model is damaged"):
+        Estimator.load(folder)

@@ -297,3 +297,22 @@ def test_a_turn_model_predicts_a_corpus_with_no_turn_scale(dbdc_sample, shared_d
     assert run(["predict", str(dstc9), "--model", str(tmp_path / "m"), "--out", str(tmp_path / "r.json")]) == 0
     records = json.loads((tmp_path / "r.json").read_text())
     assert records and all("breakdown" in t for r in records for t in r["turns"])
+
+
+def test_a_model_of_dialogues_the_system_opens_predicts_the_first_turn_of_those_the_user_opens(shared_data, tmp_path):
+    """Trained on CIC dialogues the system opens (its greeting at 0 unlabelled, the first label at 2), a model
+    skipped the system's first turn, at 1, of every IRIS dialogue (which the user opens): 50 of 500 labelled
+    turns missing from the run, without a word. Found by a models probe."""
+    train_dir = tmp_path / "cic"
+    train_dir.mkdir()
+    src = shared_data("dbdc3", "en", "dev", "CIC_115")
+    opened_by_system = [f for f in sorted(src.glob("*.log.json"))
+                        if json.loads(f.read_text(encoding="utf-8"))["turns"][0]["speaker"] == "S"][:4]
+    for f in opened_by_system:
+        shutil.copy(f, train_dir / f.name)
+    model = train(train_dir, kind="prior")
+    assert model.scales["breakdown"].first == 1
+    iris = shared_data("dbdc3", "en", "eval", "IRIS_50")
+    gold = dialeval.read_corpus(iris)
+    run_items = {(r["id"], t["turn"]) for r in predict(iris, model) for t in r["turns"]}
+    assert _labelled_keys(gold, "breakdown") <= run_items

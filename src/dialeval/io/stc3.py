@@ -38,8 +38,10 @@ def dialogue_id(rec: object, i: int, file: str | None) -> str:
     if not isinstance(rec, dict):
         raise DialevalError(f"item {i} is a JSON {type(rec).__name__}; expected an object", file=file)
     did = rec.get("id")
-    if did is None or did == "":
+    if did is None:
         raise DialevalError(f"item {i} has no 'id'", file=file, field="id")
+    if did == "":
+        raise DialevalError(f"item {i}: id is empty; allowed is a non-empty string", file=file, field="id")
     if not isinstance(did, str | int) or isinstance(did, bool):
         raise DialevalError(f"item {i}: id {describe(did)} must be a string", file=file, field="id")
     return str(did)

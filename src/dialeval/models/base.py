@@ -13,6 +13,7 @@ import json
 import math
 import warnings
 import zipfile
+import zlib
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
@@ -255,7 +256,7 @@ class Estimator(ABC):
             raise DialevalError(exc.message, file=exc.file or str(folder), dialogue=exc.dialogue,
                                 field=exc.field) from None
         except (KeyError, IndexError, TypeError, ValueError, AttributeError, OSError, EOFError, RecursionError,
-                zipfile.BadZipFile) as exc:  # a file edited, truncated or taken from another model
+                zipfile.BadZipFile, zlib.error) as exc:  # a file edited, truncated or taken from another model
             raise damaged(f"{type(exc).__name__}: {describe(str(exc), 120)}", str(folder)) from None
         model.info = meta.get("info", {})
         model.fitted = True

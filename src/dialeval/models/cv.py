@@ -80,7 +80,7 @@ def folds_of(corpus: Corpus, k: int) -> list[int]:
     present = set(fold)
     n_empty = k - len(present)  # k may be any integer: only the first few empty folds are looked for
     if n_empty:
-        first = list(itertools.islice((f + 1 for f in itertools.count() if f not in present), 10))
+        first = list(itertools.islice((f + 1 for f in range(k) if f not in present), 10))  # range: lazy too
         listed = ", ".join(map(str, first)) + (f" (+{n_empty - 10} more)" if n_empty > 10 else "")
         fix = "use fewer folds" if k > 2 else "cross-validation needs dialogues in both folds: give more dialogues"
         raise DialevalError(f"{k} folds of {len(fold)} dialogue(s) leave {n_empty} fold(s) empty ({listed}); "

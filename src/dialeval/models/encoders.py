@@ -27,6 +27,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import zipfile
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -337,7 +339,7 @@ class _Cache:
             try:
                 with np.load(f, allow_pickle=False) as z:
                     keys, vecs = z["keys"], z["vecs"]
-            except (OSError, ValueError, KeyError):
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error):
                 continue  # a damaged shard is ignored (its texts are embedded again)
             if vecs.ndim == 2 and vecs.shape[1] == DIM and len(keys) == len(vecs):
                 self.mem.update(zip(keys.tolist(), vecs, strict=True))

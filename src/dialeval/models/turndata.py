@@ -73,22 +73,35 @@ class TurnScale:
 
 def labelled_scales_of(corpus: Corpus) -> dict[str, TurnScale]:
     """The scales of ``corpus`` that label at least one item: the turn-level ones (with the senders of labelled
-    turns and the earliest labelled position), then the dialogue-level ones, each in the corpus's order."""
+    turns and ``first``, see :func:`_first_predicted`), then the dialogue-level ones, each in the corpus's
+    order."""
     senders: dict[str, dict[str, None]] = {}
-    first: dict[str, int] = {}
     rated: set[str] = set()
     for d in corpus.dialogues:
         rated.update(name for name, labels in d.labels.items() if any(v is not None for v in labels))
-        for pos, t in enumerate(d.turns):
+        for t in d.turns:
             for name, labels in t.labels.items():
                 s = corpus.scales.get(name)
                 if s is not None and s.level == "turn" and any(v is not None for v in labels):
                     senders.setdefault(name, {})[t.sender] = None
-                    first[name] = min(first.get(name, pos), pos)
     out = {name: TurnScale(name, corpus.scales[name].levels, corpus.scales[name].kind, tuple(sorted(who)),
-                           first[name]) for name, who in senders.items()}
+                           _first_predicted(corpus, name, set(who))) for name, who in senders.items()}
     return out | {name: TurnScale(name, s.levels, s.kind, (), 0, "dialogue") for name, s in corpus.scales.items()
                   if s.level == "dialogue" and name in rated}
+
+
+def _first_predicted(corpus: Corpus, name: str, senders: set[str]) -> int:
+    """The first position a model of turn scale ``name`` predicts: one past the last position, before the
+    earliest labelled one, at which a labelled sender spoke unlabelled (DBDC's system greeting at 0); 0 when
+    none did. Positions before it are those training saw such turns at and never labelled.
+
+    Not the earliest labelled position itself: a model trained on dialogues the system opens (first label at
+    2) skipped the system's first turn, at 1, of every dialogue the user opens.
+    """
+    turns = [(pos, any(v is not None for v in t.labels.get(name, ()))) for d in corpus.dialogues
+             for pos, t in enumerate(d.turns) if t.sender in senders]
+    earliest = min(pos for pos, labelled in turns if labelled)
+    return max((pos + 1 for pos, _ in turns if pos < earliest), default=0)
 
 
 def subtask_scales(tasks: tuple[Task, ...], scales: dict, subtasks: tuple[str, ...]) -> dict[str, TurnScale]:
