@@ -6,6 +6,7 @@ export read by read_corpus has 3 annotators on every system turn with exactly th
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 from annotation_support import Projects
 
@@ -126,6 +127,25 @@ def _join(browser, server: LiveServer, project: str, code: str, turns: int):
     return p, problems
 
 
+
+@contextmanager
+def _stc3_dialogue(sqlite_url, browser, project: str):
+    """One STC-3 dialogue (a customer turn, a helpdesk turn) of project ``project`` open in the browser: its
+    page and the list of the page's console problems."""
+    from dialeval.corpus import Corpus, Dialogue, Turn
+    from dialeval.io.stc3 import stc3_scales
+
+    corpus = Corpus([Dialogue("d0", [Turn("customer", ["my order"]), Turn("helpdesk", ["sorry"])])],
+                    stc3_scales(), "stc3")
+    pj = Projects(sqlite_url)
+    with_csp(pj.app)
+    try:
+        [code] = pj.project(project, corpus, scheme="stc3", overlap=1, n_codes=1)
+        with LiveServer(pj.app) as server:
+            yield _join(browser, server, project, code, turns=2)
+    finally:
+        pj.close()
+
 def test_mouse_then_enter_submits_and_tab_then_space_chooses(sqlite_url, browser):
     """Enter submits after labels were clicked with the mouse (the clicked button keeps the focus); Space
     presses a label button reached with Tab; Enter with labels missing says so and makes the first the label in
@@ -165,29 +185,17 @@ def test_numbered_levels_are_typed_as_written(sqlite_url, browser):
     """STC-3's A/S/E levels 2 1 0 -1 -2 are chosen by typing the level (a negative one as "-" then its digit),
     so no key names another level; its nugget types (not numbers) by position, 1 2 3 4. A "-" where no level
 is negative does nothing."""
-    from dialeval.corpus import Corpus, Dialogue, Turn
-    from dialeval.io.stc3 import stc3_scales
-
-    corpus = Corpus([Dialogue("d0", [Turn("customer", ["my order"]), Turn("helpdesk", ["sorry"])])],
-                    stc3_scales(), "stc3")
-    pj = Projects(sqlite_url)
-    with_csp(pj.app)
-    try:
-        [code] = pj.project("k1", corpus, scheme="stc3", overlap=1, n_codes=1)
-        with LiveServer(pj.app) as server:
-            p, problems = _join(browser, server, "k1", code, turns=2)
-            expect(p.locator("#keys")).to_contain_text("2 1 0 -1 -2")
-            p.locator("body").click()
-            for k in ["2", "1", "-", "1", "0", "-", "2"]:  # the turns' nugget types, then A, S, E below them
-                p.keyboard.press(k)
-            expect(p.locator("#progress-text")).to_contain_text("this item: 5 of 5 labels")
-            for name in ["dialogue A: task accomplishment: -1", "dialogue S: customer satisfaction: 0",
-                         "dialogue E: dialogue effectiveness: -2", "turn 0 nugget type (customer): CNUG",
-                         "turn 1 nugget type (helpdesk): HNUG"]:
-                expect(p.locator(f'.control button[aria-label="{name}"]')).to_have_attribute("aria-pressed", "true")
-            assert problems == []
-    finally:
-        pj.close()
+    with _stc3_dialogue(sqlite_url, browser, "k1") as (p, problems):
+        expect(p.locator("#keys")).to_contain_text("2 1 0 -1 -2")
+        p.locator("body").click()
+        for k in ["2", "1", "-", "1", "0", "-", "2"]:  # the turns' nugget types, then A, S, E below them
+            p.keyboard.press(k)
+        expect(p.locator("#progress-text")).to_contain_text("this item: 5 of 5 labels")
+        for name in ["dialogue A: task accomplishment: -1", "dialogue S: customer satisfaction: 0",
+                     "dialogue E: dialogue effectiveness: -2", "turn 0 nugget type (customer): CNUG",
+                     "turn 1 nugget type (helpdesk): HNUG"]:
+            expect(p.locator(f'.control button[aria-label="{name}"]')).to_have_attribute("aria-pressed", "true")
+        assert problems == []
 
 
 def test_hidden_speakers_page_looks_the_same_on_every_turn(sqlite_url, browser):
@@ -292,38 +300,26 @@ def test_enter_on_a_tabbed_label_button_submits_and_never_changes_a_label(sqlite
 def test_a_pending_minus_is_shown_and_any_other_key_cancels_it(sqlite_url, browser):
     """STC-3: "-" waits for a digit, and the label in focus shows it waiting; an arrow key (or any key but a
     digit) cancels it, so the next digit is the positive level it names."""
-    from dialeval.corpus import Corpus, Dialogue, Turn
-    from dialeval.io.stc3 import stc3_scales
-
-    corpus = Corpus([Dialogue("d0", [Turn("customer", ["my order"]), Turn("helpdesk", ["sorry"])])],
-                    stc3_scales(), "stc3")
-    pj = Projects(sqlite_url)
-    with_csp(pj.app)
-    try:
-        [code] = pj.project("k2", corpus, scheme="stc3", overlap=1, n_codes=1)
-        with LiveServer(pj.app) as server:
-            p, problems = _join(browser, server, "k2", code, turns=2)
-            p.keyboard.press("2")
-            p.keyboard.press("1")                      # the two nugget types; A is in focus
-            p.keyboard.press("-")
-            expect(p.locator('.control.current[data-scale="A"] .pending-minus')).to_be_visible()
-            p.keyboard.press("ArrowDown")              # cancels the "-": S is in focus
-            expect(p.locator(".pending-minus")).to_have_count(0)
-            p.keyboard.press("1")
-            button = '.control button[aria-label="dialogue {}"]'
-            expect(p.locator(button.format("S: customer satisfaction: 1"))).to_have_attribute("aria-pressed", "true")
-            expect(p.locator(button.format("S: customer satisfaction: -1"))).to_have_attribute("aria-pressed", "false")
-            p.keyboard.press("-")                      # E: "-", then Escape cancels it, then 2 is 2
-            expect(p.locator(".pending-minus")).to_have_count(1)
-            p.keyboard.press("Escape")
-            expect(p.locator(".pending-minus")).to_have_count(0)
-            p.keyboard.press("2")
-            expect(p.locator(button.format("E: dialogue effectiveness: 2"))).to_have_attribute("aria-pressed", "true")
-            expect(p.locator(button.format("A: task accomplishment: -2"))).to_have_attribute("aria-pressed", "false")
-            expect(p.locator("#keys")).to_contain_text("any other key cancels")
-            assert problems == []
-    finally:
-        pj.close()
+    with _stc3_dialogue(sqlite_url, browser, "k2") as (p, problems):
+        p.keyboard.press("2")
+        p.keyboard.press("1")                      # the two nugget types; A is in focus
+        p.keyboard.press("-")
+        expect(p.locator('.control.current[data-scale="A"] .pending-minus')).to_be_visible()
+        p.keyboard.press("ArrowDown")              # cancels the "-": S is in focus
+        expect(p.locator(".pending-minus")).to_have_count(0)
+        p.keyboard.press("1")
+        button = '.control button[aria-label="dialogue {}"]'
+        expect(p.locator(button.format("S: customer satisfaction: 1"))).to_have_attribute("aria-pressed", "true")
+        expect(p.locator(button.format("S: customer satisfaction: -1"))).to_have_attribute("aria-pressed", "false")
+        p.keyboard.press("-")                      # E: "-", then Escape cancels it, then 2 is 2
+        expect(p.locator(".pending-minus")).to_have_count(1)
+        p.keyboard.press("Escape")
+        expect(p.locator(".pending-minus")).to_have_count(0)
+        p.keyboard.press("2")
+        expect(p.locator(button.format("E: dialogue effectiveness: 2"))).to_have_attribute("aria-pressed", "true")
+        expect(p.locator(button.format("A: task accomplishment: -2"))).to_have_attribute("aria-pressed", "false")
+        expect(p.locator("#keys")).to_contain_text("any other key cancels")
+        assert problems == []
 
 
 def test_an_item_taken_by_another_annotator_says_so_in_view_and_offers_the_next(sqlite_url, browser):
@@ -440,27 +436,15 @@ def test_after_joining_the_keyboard_is_in_the_item_and_progress_counts_items(sql
 
 def test_stc3_nugget_types_are_explained(sqlite_url, browser):
     """The nugget codes (CNUG0, CNUG*, HNaN...) are explained on the page: a legend and each button's tooltip."""
-    from dialeval.corpus import Corpus, Dialogue, Turn
-    from dialeval.io.stc3 import stc3_scales
-
-    corpus = Corpus([Dialogue("d0", [Turn("customer", ["my order"]), Turn("helpdesk", ["sorry"])])],
-                    stc3_scales(), "stc3")
-    pj = Projects(sqlite_url)
-    with_csp(pj.app)
-    try:
-        [code] = pj.project("k3", corpus, scheme="stc3", overlap=1, n_codes=1)
-        with LiveServer(pj.app) as server:
-            p, problems = _join(browser, server, "k3", code, turns=2)
-            expect(p.locator("#legend-box")).to_be_visible()
-            legend = p.inner_text("#legend")
-            for code_ in ["CNUG0", "CNUG", "CNUG*", "CNaN", "HNUG", "HNUG*", "HNaN"]:
-                assert code_ in legend
-            assert "trigger" in legend and "confirms the problem is solved" in legend
-            title = p.get_attribute('.control button[aria-label="turn 1 nugget type (helpdesk): HNUG*"]', "title")
-            assert "goal nugget" in title
-            assert problems == []
-    finally:
-        pj.close()
+    with _stc3_dialogue(sqlite_url, browser, "k3") as (p, problems):
+        expect(p.locator("#legend-box")).to_be_visible()
+        legend = p.inner_text("#legend")
+        for code_ in ["CNUG0", "CNUG", "CNUG*", "CNaN", "HNUG", "HNUG*", "HNaN"]:
+            assert code_ in legend
+        assert "trigger" in legend and "confirms the problem is solved" in legend
+        title = p.get_attribute('.control button[aria-label="turn 1 nugget type (helpdesk): HNUG*"]', "title")
+        assert "goal nugget" in title
+        assert problems == []
 
 
 def test_turn_numbers_contrast_and_label_button_size(sqlite_url, browser):
