@@ -178,6 +178,28 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
+def at_once(calls, timeout: float = 120) -> list:
+    """Run the callables in threads released together (a barrier); each one's result, or the exception it
+    raised, in the order given."""
+    barrier = threading.Barrier(len(calls))
+    out: list = [None] * len(calls)
+
+    def run(i: int, call) -> None:
+        barrier.wait()
+        try:
+            out[i] = call()
+        except Exception as e:  # returned to the test
+            out[i] = e
+
+    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    assert not any(t.is_alive() for t in threads), f"a call took longer than {timeout} s"
+    return out
+
+
 def register_by_page(client, data: dict, headers: dict | None = None):
     """POST the registration form as a browser does: its page first (the CSRF cookie), then the form with the
     page's token."""

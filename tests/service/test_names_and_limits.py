@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
-from service_support import Service, register_by_page
+from service_support import Service, at_once, register_by_page
 
 from dialeval.service import ratelimit
 from dialeval.service.db import Team
@@ -196,28 +196,6 @@ def test_a_valid_token_still_gets_the_body_checked(service):
     assert r.status_code == 422, r.text
 
 
-def _at_once(calls) -> list:
-    """Run the calls in threads released together; each result, or the exception it raised."""
-    import threading
-
-    barrier = threading.Barrier(len(calls))
-    out: list = [None] * len(calls)
-
-    def run(i, call):
-        barrier.wait()
-        try:
-            out[i] = call()
-        except Exception as e:  # reported by the test
-            out[i] = e
-
-    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    return out
-
-
 @pytest.mark.parametrize("attempt", range(3))
 def test_look_alike_names_registered_at_once_make_one_team(service_any, attempt):
     """Two look-alikes of one name registered at the same moment were both created on PostgreSQL (the look-alike
@@ -226,7 +204,7 @@ def test_look_alike_names_registered_at_once_make_one_team(service_any, attempt)
 
     s = service_any
     names = ["Popeabcdape", "P\u043e\u0440\u0435abcd\u0430\u0440e", "Popeabcdap\u0435", "P\u043epeabcdape"]
-    out = _at_once([lambda n=n: teams.register_team(s.db, n, "", s.clock()) for n in names])
+    out = at_once([lambda n=n: teams.register_team(s.db, n, "", s.clock()) for n in names])
     made = [r for r in out if isinstance(r, tuple)]
     assert len(made) == 1, out
     assert all(isinstance(r, teams.Conflict) for r in out if not isinstance(r, tuple)), out
@@ -238,7 +216,7 @@ def test_one_form_sent_twice_at_once_registers_one_team_and_names_it_both_times(
     from dialeval.service import teams
 
     s = service_any
-    out = _at_once([lambda: teams.register_team(s.db, "twice", "", s.clock(), form_nonce="n" * 32)] * 3)
+    out = at_once([lambda: teams.register_team(s.db, "twice", "", s.clock(), form_nonce="n" * 32)] * 3)
     assert all(isinstance(r, tuple) for r in out), out
     assert len({r[0].id for r in out}) == 1
     assert sorted(r[1] is None for r in out) == [False, True, True]   # the token once, the team every time

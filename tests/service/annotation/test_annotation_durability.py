@@ -11,7 +11,7 @@ import time
 
 import httpx
 from annotation_support import Projects, chats_corpus
-from service_support import free_port
+from service_support import at_once, free_port
 
 
 def _serve(db_url: str, port: int, workers: int = 1) -> subprocess.Popen:
@@ -62,7 +62,6 @@ def test_a_saved_label_survives_kill_9_and_restart(db_url):
 def test_overlap_is_exact_over_http_across_two_worker_processes(db_url):
     """40 annotators over HTTP on `dialeval serve --workers 2`, 30 items, k = 3: every item exactly 3
     finished, nobody twice on an item."""
-    import threading
     from collections import Counter
 
     from sqlalchemy import select
@@ -98,11 +97,7 @@ def test_overlap_is_exact_over_http_across_two_worker_processes(db_url):
 
     proc = _serve(db_url, port, workers=2)
     try:
-        threads = [threading.Thread(target=work, args=(c,)) for c in codes]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        at_once([lambda c=c: work(c) for c in codes], timeout=600)
     finally:
         proc.terminate()
         proc.wait(30)

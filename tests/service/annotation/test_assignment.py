@@ -6,6 +6,7 @@ import threading
 from collections import Counter
 
 from annotation_support import chats_corpus
+from service_support import at_once
 from sqlalchemy import select
 
 from dialeval.service.annotation import projects
@@ -34,11 +35,7 @@ def test_forty_annotators_at_once_on_thirty_items_k3_fill_every_item_exactly(pj)
     codes = pj.project("p1", chats_corpus(30), overlap=3, n_codes=40)
     results: list = []
     errors: list = []
-    threads = [threading.Thread(target=_work, args=(pj, c, results, errors)) for c in codes]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    at_once([lambda c=c: _work(pj, c, results, errors) for c in codes], timeout=600)
     assert errors == []
     per_item = Counter(item for _a, item in results)
     assert len(per_item) == 30 and set(per_item.values()) == {3}       # every item exactly 3 finished

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
-from service_support import FakeClock
+from service_support import FakeClock, at_once
 
 from dialeval.service import invitations
 from dialeval.service.app import create_app
@@ -51,15 +50,11 @@ class Chats:
         """Start a chat for every code at once (one thread each); each code's answer (all must be 201)."""
         got: dict[str, dict] = {}
 
-        def go(code: str) -> None:
+        def go(code: str) -> dict:
             r = self.start(code, "", collection)
-            got[code] = r.json() if r.status_code == 201 else {"error": r.status_code, "text": r.text}
+            return r.json() if r.status_code == 201 else {"error": r.status_code, "text": r.text}
 
-        threads = [threading.Thread(target=go, args=(c,)) for c in codes]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        got = dict(zip(codes, at_once([lambda c=c: go(c) for c in codes]), strict=True))
         bad = [v for v in got.values() if "error" in v]
         assert not bad and len(got) == len(codes), bad
         return got

@@ -7,13 +7,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
 
 import httpx
 import pytest
 from collection_support import Chats, until
-from service_support import free_port
+from service_support import at_once, free_port
 from sqlalchemy import select
 
 from dialeval.service.collection.tables import ChatSession
@@ -106,22 +105,15 @@ def test_pairing_is_exact_across_worker_processes(db_url):
                 pass
             assert time.monotonic() < deadline and proc.poll() is None, "the server did not start"
             time.sleep(0.2)
-        got: dict[str, int] = {}
+        def go(code: str) -> int:
+            return httpx.post(f"{base}/api/collections/hh/sessions", json={"name": ""}, timeout=30,
+                              headers={"Authorization": f"Bearer {code}"}).status_code
 
-        def go(code: str) -> None:
-            r = httpx.post(f"{base}/api/collections/hh/sessions", json={"name": ""}, timeout=30,
-                           headers={"Authorization": f"Bearer {code}"})
-            got[code] = r.status_code
-
-        threads = [threading.Thread(target=go, args=(c,)) for c in codes]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        statuses = at_once([lambda c=c: go(c) for c in codes])
     finally:
         proc.terminate()
         proc.wait(30)
-    assert sorted(set(got.values())) == [201] and len(got) == 20
+    assert set(statuses) == {201} and len(statuses) == 20
     db = Database(db_url)
     try:
         with db.read() as s:

@@ -5,10 +5,8 @@ On SQLite and on PostgreSQL, through a real server (uvicorn) and real HTTP clien
 
 from __future__ import annotations
 
-import threading
-
 import httpx
-from service_support import RUN, LiveServer, Service, dumps
+from service_support import RUN, LiveServer, Service, at_once, dumps
 from sqlalchemy import func, select
 
 from dialeval.service.leaderboard.tables import Submission, SubmissionFile
@@ -21,24 +19,14 @@ def test_twenty_simultaneous_uploads_with_three_left_accept_exactly_three(db_url
         for _ in range(2):
             assert s.submit(token).status_code == 201
         body = dumps(RUN)
-        barrier = threading.Barrier(20)
-        statuses: list[int] = []
-        lock = threading.Lock()
         with LiveServer(s.app) as server:
 
-            def upload() -> None:
+            def upload() -> int:
                 with httpx.Client(base_url=server.url, timeout=60) as c:
-                    barrier.wait()
-                    r = c.post("/api/tasks/t1/submissions", headers={"Authorization": f"Bearer {token}"},
-                               files={"file": ("run.json", body, "application/json")})
-                with lock:
-                    statuses.append(r.status_code)
+                    return c.post("/api/tasks/t1/submissions", headers={"Authorization": f"Bearer {token}"},
+                                  files={"file": ("run.json", body, "application/json")}).status_code
 
-            threads = [threading.Thread(target=upload) for _ in range(20)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(120)
+            statuses = at_once([upload] * 20)
         assert sorted(statuses) == [201] * 3 + [429] * 17, statuses
         with s.db.read() as db:
             assert db.scalar(select(func.count()).select_from(Submission)) == 5

@@ -13,14 +13,13 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
-from service_support import GOLD, RUN, drop_schema, dumps, free_port, fresh_schema_url, make_run, pg_base
+from service_support import GOLD, RUN, at_once, drop_schema, dumps, free_port, fresh_schema_url, make_run, pg_base
 
 from dialeval.service.config import URL_ENV
 from dialeval.service.db import Database
@@ -78,23 +77,12 @@ def test_four_workers_quota_exact_and_leaderboard_complete_on_every_worker(tmp_p
             assert r.status_code == 201, r.text
             accepted.append(r.json()["id"])
 
-        barrier = threading.Barrier(20)
-        results: list[httpx.Response] = []
-        lock = threading.Lock()
-
-        def upload() -> None:
+        def upload() -> httpx.Response:
             with httpx.Client(base_url=server, timeout=120) as c:  # one connection each: spread over workers
-                barrier.wait()
-                resp = c.post("/api/tasks/t1/submissions", headers=auth,
+                return c.post("/api/tasks/t1/submissions", headers=auth,
                               files={"file": ("run.json", dumps(RUN), "application/json")})
-            with lock:
-                results.append(resp)
 
-        threads = [threading.Thread(target=upload) for _ in range(20)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(180)
+        results = at_once([upload] * 20, timeout=180)
         assert sorted(r.status_code for r in results) == [201] * 3 + [429] * 17, [r.text for r in results]
         accepted += [r.json()["id"] for r in results if r.status_code == 201]
         uploads = _pids(log, r'"POST /api/tasks/t1/submissions')
