@@ -66,6 +66,14 @@ def test_names_with_invisible_characters_are_refused_naming_the_character(servic
     assert r.status_code == 201, r.text
 
 
+def test_a_form_name_of_bytes_that_are_not_utf8_is_refused(service):
+    """name=%ff%fe registered a team named U+FFFD U+FFFD (a browser probe)."""
+    service.client.get("/")
+    r = service.client.post("/register", content=b"name=%ff%fe&csrf=" + service.client.cookies.get("dialeval_csrf")
+                            .encode(), headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 422 and "U+FFFD (REPLACEMENT CHARACTER)" in r.text, r.text
+
+
 @pytest.mark.parametrize("name", IMPERSONATIONS)
 def test_an_invisible_character_does_not_change_the_look_alike_key(name):
     assert skeleton(name) == skeleton("vic2989")

@@ -117,6 +117,9 @@ def name_problem(name: str) -> str | None:
         if _refused(c):
             return (f"contains the invisible or control character {_character(c)}; letters, digits, "
                     "punctuation and spaces only")
+        if c == "\ufffd":  # a form's bytes that were not UTF-8 (%ff%fe) arrive as U+FFFD
+            return (f"contains {_character(c)}, which stands for bytes that were not UTF-8 text; send the name "
+                    "as UTF-8")
     return None
 
 
