@@ -316,3 +316,19 @@ def test_a_model_of_dialogues_the_system_opens_predicts_the_first_turn_of_those_
     gold = dialeval.read_corpus(iris)
     run_items = {(r["id"], t["turn"]) for r in predict(iris, model) for t in r["turns"]}
     assert _labelled_keys(gold, "breakdown") <= run_items
+
+
+def test_a_model_that_skips_labelled_turns_says_so(shared_data):
+    """A model saved by an older dialeval kept the earliest labelled position of its training (2 on dialogues
+    the system opens) and left the first system turn of IRIS dialogues out of the run without a word."""
+    from dataclasses import replace
+
+    model = train(shared_data("dbdc3", "en", "dev", "CIC_115"), kind="prior")
+    model.learnt["breakdown"] = replace(model.learnt["breakdown"], first=2)
+    with pytest.warns(dialeval.DialevalWarning, match=r"does not predict 50 labelled turn\(s\) of scale "
+                                                      r"'breakdown' \(first: dialogue .*, turn 1\)"):
+        predict(shared_data("dbdc3", "en", "eval", "IRIS_50"), model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dialeval.DialevalWarning)
+        predict(shared_data("dbdc3", "en", "eval", "IRIS_50"), train(shared_data("dbdc3", "en", "dev", "CIC_115"),
+                                                                     kind="prior"))

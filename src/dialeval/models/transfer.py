@@ -17,12 +17,13 @@ task's 0 .. L-1 scale (worst .. best), ConTurE's 0/1/2 for a three-level scale.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
 
 from dialeval.corpus import Corpus
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, DialevalWarning
 from dialeval.models.base import Estimator
 from dialeval.models.data import TurnTable
 from dialeval.models.turndata import TurnScale, turn_records
@@ -106,11 +107,31 @@ def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = 
         cols = [src.levels.index(back[lv]) for lv in levels]
         turns[target] = (rows, probs[:, cols])
         scales[target] = TurnScale(target, levels, corpus.scales[target].kind, src.senders)
+    _warn_unpredicted(corpus, table, turns)
     if not any(len(r) for r, _ in turns.values()):
         senders = sorted({s for sc in est.scales.values() for s in sc.senders})
         raise DialevalError(f"the model predicts turns of sender(s) {', '.join(senders)}; the corpus has none "
                             f"(its senders: {', '.join(sorted(set(table.senders)))})", file=corpus.source)
     return turn_records(table, turns, scales)
+
+
+def _warn_unpredicted(corpus: Corpus, table: TurnTable, turns: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    """Warn when labelled turns of the corpus are left out of the run (a model saved by an older dialeval
+    learnt its first predicted position as the earliest labelled one, and skipped the system's first turn of
+    dialogues the user opens): the scorer skips such turns, or counts them as worst."""
+    for name, (rows, _probs) in turns.items():
+        scale = corpus.scales.get(name)
+        if scale is None or scale.level != "turn":
+            continue
+        predicted = set(rows.tolist())
+        missed = [(d.id, pos) for i, d in enumerate(corpus.dialogues) for pos, t in enumerate(d.turns)
+                  if int(table.start[i]) + pos not in predicted and any(v is not None for v in t.labels.get(name, ()))]
+        if missed:
+            did, pos = missed[0]
+            warnings.warn(f"{corpus.source or 'the corpus'}: the model does not predict {len(missed)} labelled "
+                          f"turn(s) of scale {name!r} (first: dialogue {did}, turn {pos}); they are not in the "
+                          "run (a model saved by an older dialeval skips turns before the earliest position "
+                          "labelled in its training: train it again)", DialevalWarning, stacklevel=3)
 
 
 def turn_scores(records: list[dict]) -> list[dict]:
