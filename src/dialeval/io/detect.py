@@ -58,7 +58,11 @@ def probe(path: Path) -> Probe:
         return Probe(path, True, counts)
     with path.open("rb") as fh:
         raw = fh.read(HEAD_BYTES)
-    head = utf8_bytes(raw, str(path), partial=True).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    if raw[:2] in (b"<\0", b"\0<"):  # XML in UTF-16 without a byte-order mark, which the WOCHAT reader reads
+        head = raw[:len(raw) // 2 * 2].decode("utf-16-le" if raw[0] else "utf-16-be", errors="replace")
+    else:
+        head = utf8_bytes(raw, str(path), partial=True).decode("utf-8", errors="replace")
+    head = head.lstrip("\ufeff \t\r\n")
     pr = Probe(path, False, head=head, top=head[:1])
     if pr.top in "[{" and pr.top:
         dec = json.JSONDecoder()
