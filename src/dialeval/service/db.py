@@ -177,9 +177,10 @@ class Database:
         self.is_sqlite = make_url(self.url).get_backend_name() == "sqlite"
         if self.is_sqlite:
             file = Path(make_url(self.url).database).expanduser()
-            if not create and not file.is_file():
+            if not create and (not file.is_file() or file.stat().st_size == 0):
                 raise DialevalError(f"the SQLite database {file} (database URL {self.url}) "
-                                    + ("is a folder, not a file" if file.is_dir() else "does not exist")
+                                    + ("is a folder, not a file" if file.is_dir() else
+                                       "is an empty file" if file.is_file() else "does not exist")
                                     + f"; check --database-url or ${URL_ENV}, or create the database with a command "
                                     "that adds to it (dialeval admin create-task, create-team...)")
             file.parent.mkdir(parents=True, exist_ok=True)

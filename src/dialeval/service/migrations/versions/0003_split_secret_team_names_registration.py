@@ -50,9 +50,11 @@ def upgrade() -> None:
     conn = op.get_bind()
     seen: set[str] = set()
     for tid, name in conn.execute(sa.select(teams.c.id, teams.c.name).order_by(teams.c.id)).all():
-        key = name_key(name)[:390]
-        if key in seen:
-            key = f"{key}#{tid}"
+        key = base = name_key(name)[:390]
+        n = 0
+        while key in seen:  # a suffixed key may be another team's own ('teama#3' registered as such): again
+            n += 1
+            key = f"{base}#{tid}" if n == 1 else f"{base}#{tid}-{n}"
         seen.add(key)
         conn.execute(teams.update().where(teams.c.id == tid)
                      .values(name_key=key, name_skeleton=skeleton(name)[:400], approved_at=teams.c.created_at))
