@@ -358,3 +358,26 @@ def test_stc3_nugget_levels_carry_their_meaning(pj):
     assert "trigger" in meanings["CNUG0"] and "goal" in meanings["HNUG*"] and "not a nugget" in meanings["CNaN"]
     assert all("description" not in lv for c in info["scheme"]["controls"] if c["scale"] == "A"
                for lv in c["levels"])
+
+
+def test_the_annotation_pages_stay_under_the_root_path(pj):
+    """Behind a proxy's path prefix (the ASGI root_path) the join, annotate and status pages link, load, post
+    and call the API under the prefix."""
+    from annotation_support import links
+    from fastapi.testclient import TestClient
+
+    [code] = pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
+    admin = teams.create_admin_token(pj.db, pj.clock())
+    with TestClient(pj.app, root_path="/dq") as c:
+        join = c.get("/annotate/p1")
+        token = re.search(r'name="csrf" value="([^"]+)"', join.text).group(1)
+        page = c.post("/annotate/p1/join", data={"code": code, "csrf": token})
+        assert page.status_code == 200 and 'data-api="/dq/api/annotation/p1"' in page.text
+        form = c.get("/annotate/p1/status")
+        status = c.post("/annotate/p1/status", data={"token": admin, "csrf": token})
+        assert status.status_code == 200 and 'id="exclude-form"' in status.text
+        for got in (join, page, form, status):
+            found = links(got.text)
+            assert found and all(x.startswith("/dq/") for x in found), found
+        assert 'action="/dq/annotate/p1/join"' in join.text
+        assert 'action="/dq/annotate/p1/status"' in status.text and 'action="/dq/annotate/p1/exclude"' in status.text

@@ -477,3 +477,32 @@ def test_turn_numbers_contrast_and_label_button_size(sqlite_url, browser):
             assert problems == []
     finally:
         pj.close()
+
+
+def test_the_annotate_page_works_under_a_path_prefix(sqlite_url, browser):
+    """Served under a proxy's path prefix (/dq, the ASGI root_path; any other path is a 404 here): the join
+    form, the page's style and scripts and every API call stay under the prefix, and a label is saved."""
+    from annotation_support import UnderPrefix, chats_corpus
+
+    pj = Projects(sqlite_url)
+    with_csp(pj.app)
+    try:
+        projects.create_project(pj.db, "m1", chats_corpus(1), "wochat", 1, pj.clock())
+        [code] = invitations.create_invitations(pj.db, "annotation", "m1", 1, pj.clock())
+        with LiveServer(UnderPrefix(pj.app)) as server:
+            base = server.url + "/dq"
+            p = browser.new_context().new_page()
+            problems = watch(p)
+            asked = []
+            p.on("request", lambda r: asked.append(r.url))
+            p.goto(f"{base}/annotate/m1")
+            p.fill("input[name=code]", code)
+            p.click("#join-form button[type=submit]")
+            expect(p.locator("#dialogue li")).to_have_count(4)
+            p.locator('.control button[aria-label="turn 1 validity: VALID"]').click()
+            expect(p.locator("#saved")).to_have_text("saved")
+            assert any(u.endswith("/labels") for u in asked)
+            assert all(u.startswith(base + "/") for u in asked), asked
+            assert problems == []
+    finally:
+        pj.close()

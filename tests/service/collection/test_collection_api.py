@@ -319,3 +319,69 @@ def test_a_refused_nickname_keeps_the_code(ch):
     assert r.status_code == 422
     assert re.search(r'<input name="code"[^>]*value="' + re.escape(code) + '"', r.text), r.text
     assert 'value="you"' in r.text
+
+
+def test_a_turn_sent_again_with_its_position_is_refused_and_stored_once(ch):
+    """The answer to a turn is lost and the page sends it again with the same ``position``: 409 with a clear
+    message, nothing stored twice; a turn for the right place, and one without ``position`` (older clients),
+    are taken."""
+    code, _other = ch.collection()
+    sid = ch.start(code).json()["id"]
+    turns = f"/api/collections/c1/sessions/{sid}/turns"
+    r = ch.call("POST", turns, code, {"utterance": "hello", "position": 1})
+    assert r.status_code == 201 and [t["position"] for t in r.json()["turns"]] == [1, 2]
+    r = ch.call("POST", turns, code, {"utterance": "hello", "position": 1})  # the same turn again
+    assert r.status_code == 409, r.text
+    assert r.json()["detail"].startswith("this turn was sent as turn 1, but the chat has 2 turns already")
+    assert "nothing was stored" in r.json()["detail"]
+    r = ch.call("POST", turns, code, {"utterance": "from the future", "position": 9})
+    assert r.status_code == 409 and "the chat has only 2 turns" in r.json()["detail"]
+    for bad in (0, -1, "x", 2**31, 1.5):
+        r = ch.call("POST", turns, code, {"utterance": "hello", "position": bad})
+        assert r.status_code == 422, (bad, r.text)
+    r = ch.call("POST", turns, code, {"utterance": "second", "position": 3})
+    assert r.status_code == 201 and [t["position"] for t in r.json()["turns"]] == [3, 4]
+    r = ch.call("POST", turns, code, {"utterance": "third"})  # no position: as before
+    assert r.status_code == 201 and [t["position"] for t in r.json()["turns"]] == [5, 6]
+    with ch.db.read() as s:
+        said = s.scalars(select(ChatTurn.utterance).where(ChatTurn.speaker == "USER").order_by(ChatTurn.position))
+        assert list(said) == ["hello", "second", "third"]
+
+
+def test_a_stale_position_is_refused_before_the_engine_is_asked(ch, monkeypatch):
+    """While the engine's reply failed (the chat waits for it), a resend of the participant's turn is refused
+    as stale (409) and the engine is not asked."""
+    from dialeval.service.collection.engines import EngineError
+
+    code, _other = ch.collection()
+    c, _inv = chats.participant(ch.db, "c1", code)
+    asked = []
+
+    def fails(self, dialogue):
+        asked.append(1)
+        raise EngineError("down")
+
+    monkeypatch.setattr(type(chats.engine_of(c)), "reply", fails)
+    sid = ch.start(code).json()["id"]
+    turns = f"/api/collections/c1/sessions/{sid}/turns"
+    assert ch.call("POST", turns, code, {"utterance": "hello", "position": 1}).status_code == 202
+    r = ch.call("POST", turns, code, {"utterance": "hello", "position": 1})
+    assert r.status_code == 409 and "has 1 turn already" in r.json()["detail"] and asked == [1]
+
+
+def test_the_join_and_chat_pages_stay_under_the_root_path(ch):
+    """Behind a proxy's path prefix (the ASGI root_path) every link, script, form and the API base the chat
+    page gives its script are under the prefix."""
+    from collection_support import links
+    from fastapi.testclient import TestClient
+
+    [code] = ch.collection(n_codes=1)
+    with TestClient(ch.app, root_path="/dq") as c:
+        join = c.get("/collections/c1")
+        assert links(join.text) and all(x.startswith("/dq/") for x in links(join.text)), links(join.text)
+        assert 'action="/dq/collections/c1/join"' in join.text
+        token = re.search(r'name="csrf" value="([^"]+)"', join.text).group(1)
+        chat = c.post("/collections/c1/join", data={"code": code, "nickname": "", "csrf": token})
+        assert chat.status_code == 200 and 'id="chat"' in chat.text
+        assert all(x.startswith("/dq/") for x in links(chat.text)), links(chat.text)
+        assert 'data-api="/dq/api/collections/c1"' in chat.text

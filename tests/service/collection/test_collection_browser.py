@@ -197,3 +197,230 @@ def test_the_chat_page_focuses_start_a_new_chat_after_the_end_by_keyboard(sqlite
         page.keyboard.press("Enter")                 # a new chat: the message box has the focus
         expect(page.locator("#utterance")).to_be_focused()
         assert problems == []
+
+
+def _positions(page) -> list[int]:
+    return [int(p) for p in page.eval_on_selector_all("#turns li", "els => els.map(e => e.dataset.position)")]
+
+
+def _said(ch) -> list[str]:
+    """The participants' stored turns, in order."""
+    from sqlalchemy import select
+
+    from dialeval.service.collection.tables import ChatTurn
+
+    with ch.db.read() as s:
+        return list(s.scalars(select(ChatTurn.utterance).where(ChatTurn.speaker != "SYSTEM")
+                              .order_by(ChatTurn.session_id, ChatTurn.position)))
+
+
+def _expected_noise(problems: list[str]) -> list[str]:
+    """The console's problems but the failed requests a test causes on purpose (a dropped answer, a 409)."""
+    return [p for p in problems if "Failed to load resource" not in p]
+
+
+def test_a_turn_whose_answer_was_lost_is_not_sent_twice(sqlite_url, browser):
+    """The server stores a turn but its answer never reaches the page: the page reads the chat again, shows the
+    turn and the reply, says the message was saved (never "nothing was saved"), and the box is empty; the turn
+    is stored once."""
+    ch = Chats(sqlite_url)
+    try:
+        [code] = ch.collection("c1", "builtin:echo", n_codes=1)
+        _with_csp(ch.app)
+        with LiveServer(ch.app) as server:
+            page = browser.new_page()
+            problems = watch(page)
+            _join(page, server.url, code, "Ann")
+            page.wait_for_selector("#utterance:enabled")
+            dropped = []
+
+            def drop_answer(route):
+                if route.request.method == "POST" and not dropped:
+                    dropped.append(route.request.post_data_json)
+                    route.fetch()                      # the server stores the turn...
+                    route.abort("connectionreset")     # ...and its answer is lost
+                else:
+                    route.continue_()
+
+            page.route("**/api/collections/c1/sessions/*/turns", drop_answer)
+            page.fill("#utterance", "my first message")
+            page.press("#utterance", "Enter")
+            expect(page.locator("#chat-error")).to_contain_text("your message was saved")
+            expect(page.locator("#chat-error")).to_contain_text("the chat was reloaded")
+            assert "nothing was saved" not in page.inner_text("#chat-error")
+            assert dropped == [{"utterance": "my first message", "position": 1}]
+            expect(page.locator("#turns li")).to_have_count(2)
+            assert _positions(page) == [1, 2] and page.input_value("#utterance") == ""
+            page.wait_for_selector("#utterance:enabled")
+            page.fill("#utterance", "second")
+            page.press("#utterance", "Enter")
+            expect(page.locator("#turns li")).to_have_count(4)
+            assert _positions(page) == [1, 2, 3, 4]
+            assert _expected_noise(problems) == []
+        assert _said(ch) == ["my first message", "second"]
+    finally:
+        ch.close()
+
+
+def test_a_turn_that_may_not_have_arrived_reads_the_chat_before_it_is_sent_again(sqlite_url, browser):
+    """The connection breaks before the turn reaches the server, and the chat cannot be read again at once:
+    the page says the message may have been saved, keeps the text, and Enter reads the chat first; the next
+    Enter sends it, once."""
+    ch = Chats(sqlite_url)
+    try:
+        [code] = ch.collection("c1", "builtin:echo", n_codes=1)
+        _with_csp(ch.app)
+        with LiveServer(ch.app) as server:
+            page = browser.new_page()
+            problems = watch(page)
+            _join(page, server.url, code, "Ann")
+            page.wait_for_selector("#utterance:enabled")
+            broken = {"turns": 1, "reads": 1}
+
+            def offline(route):
+                kind = "turns" if route.request.method == "POST" else "reads"
+                if broken[kind]:
+                    broken[kind] -= 1
+                    route.abort("internetdisconnected")
+                else:
+                    route.continue_()
+
+            page.route("**/api/collections/c1/sessions/*/turns", offline)
+            page.route("**/api/collections/c1/sessions/*?after=*", offline)
+            page.fill("#utterance", "hello")
+            page.press("#utterance", "Enter")
+            expect(page.locator("#chat-error")).to_contain_text("your message may have been saved")
+            expect(page.locator("#chat-error")).to_contain_text("could not be reloaded yet")
+            assert page.input_value("#utterance") == "hello"
+            page.wait_for_selector("#utterance:enabled")
+            page.press("#utterance", "Enter")           # reads the chat: nothing was stored
+            expect(page.locator("#chat-error")).to_contain_text("The chat was reloaded")
+            expect(page.locator("#chat-error")).to_contain_text("send it again only if it is not in the chat")
+            assert page.locator("#turns li").count() == 0 and page.input_value("#utterance") == "hello"
+            assert _said(ch) == []
+            page.wait_for_selector("#utterance:enabled")
+            page.press("#utterance", "Enter")
+            expect(page.locator("#turns li")).to_have_count(2)
+            expect(page.locator("#chat-error")).to_be_hidden()
+            assert _expected_noise(problems) == []
+        assert _said(ch) == ["hello"]
+    finally:
+        ch.close()
+
+
+def test_two_windows_of_one_chat_never_skip_a_turn(sqlite_url, browser):
+    """The same chat open in two windows: a turn sent from the window that missed the other's turns is refused
+    (nothing stored), and that window then shows the turns it missed, in order; an answer that skips turns (a
+    client sending no position) makes the page read the missing ones first."""
+    ch = Chats(sqlite_url)
+    try:
+        [code] = ch.collection("c1", "builtin:echo", n_codes=1)
+        _with_csp(ch.app)
+        with LiveServer(ch.app) as server:
+            ctx = browser.new_context()
+            t1, t2 = ctx.new_page(), ctx.new_page()
+            problems1, problems2 = watch(t1), watch(t2)
+            _join(t1, server.url, code, "Ann")
+            t1.wait_for_selector("#utterance:enabled")
+            t1.fill("#utterance", "hello one")
+            t1.press("#utterance", "Enter")
+            expect(t1.locator("#turns li")).to_have_count(2)
+            _join(t2, server.url, code, "Ann")                 # resumes the same chat
+            expect(t2.locator("#turns li")).to_have_count(2)
+            t2.wait_for_selector("#utterance:enabled")
+            t2.fill("#utterance", "hello from two")
+            t2.press("#utterance", "Enter")
+            expect(t2.locator("#turns li")).to_have_count(4)
+            t1.fill("#utterance", "stale one")                  # t1 still shows turns 1-2
+            t1.press("#utterance", "Enter")
+            expect(t1.locator("#chat-error")).to_contain_text("Your message was not sent")
+            expect(t1.locator("#turns li")).to_have_count(4)
+            assert _positions(t1) == [1, 2, 3, 4] and t1.input_value("#utterance") == "stale one"
+            assert _said(ch) == ["hello one", "hello from two"]
+            t1.wait_for_selector("#utterance:enabled")
+            t1.press("#utterance", "Enter")                     # sent again, now in its place
+            expect(t1.locator("#turns li")).to_have_count(6)
+            assert _positions(t1) == [1, 2, 3, 4, 5, 6]
+            # t2 (at 4) misses turns 5-6; its request goes without a position: the answer holds turns 7-8 only
+            t2.route("**/api/collections/c1/sessions/*/turns",
+                     lambda route: route.continue_(post_data={"utterance": route.request.post_data_json["utterance"]}))
+            t2.fill("#utterance", "old client")
+            t2.press("#utterance", "Enter")
+            expect(t2.locator("#turns li")).to_have_count(8)
+            assert _positions(t2) == [1, 2, 3, 4, 5, 6, 7, 8]
+            assert t2.locator("#turns li .utterance").nth(4).inner_text() == "stale one"
+            assert _expected_noise(problems1) == [] and problems2 == []
+        assert _said(ch) == ["hello one", "hello from two", "stale one", "old client"]
+    finally:
+        ch.close()
+
+
+def test_after_a_reload_the_participants_own_turns_are_still_theirs(sqlite_url, browser):
+    """Human-human: a participant who comes back (a reload, a new socket) sees their earlier turns as their
+    own ("Ann (you)"), the other person's as the other person's."""
+    ch = Chats(sqlite_url)
+    try:
+        a, b = ch.collection("c1", None, n_codes=2, human_human=True)
+        _with_csp(ch.app)
+        with LiveServer(ch.app) as server:
+            p1, p2 = browser.new_context().new_page(), browser.new_context().new_page()
+            problems1, problems2 = watch(p1), watch(p2)
+            _join(p1, server.url, a, "Ann")
+            _join(p2, server.url, b, "Bea")
+            p1.wait_for_selector("#utterance:enabled")
+            p1.fill("#utterance", "I wrote this")
+            p1.press("#utterance", "Enter")
+            expect(p2.locator("#turns li")).to_have_count(1)
+            p2.wait_for_selector("#utterance:enabled")
+            p2.fill("#utterance", "and I this")
+            p2.press("#utterance", "Enter")
+            expect(p1.locator("#turns li")).to_have_count(2)
+            _join(p1, server.url, a, "Ann")                     # Ann comes back
+            expect(p1.locator("#turns li")).to_have_count(2)
+            expect(p1.locator("#turns li.mine")).to_have_count(1)
+            assert p1.inner_text("#turns li.mine .utterance") == "I wrote this"
+            assert p1.inner_text("#turns li.mine .who") == "Ann (you)"
+            assert p1.inner_text("#turns li.theirs .who") == "the other person"
+            assert problems1 == [] and problems2 == []
+    finally:
+        ch.close()
+
+
+def test_the_chat_pages_work_under_a_path_prefix(sqlite_url, browser):
+    """Served under a proxy's path prefix (/dq, the ASGI root_path; any other path is a 404 here): the join
+    form, the chat's API calls and the human-human WebSocket all stay under the prefix."""
+    from collection_support import UnderPrefix
+
+    ch = Chats(sqlite_url)
+    try:
+        [code] = ch.collection("c1", "builtin:echo", n_codes=1)
+        a, b = ch.collection("hh", None, n_codes=2, human_human=True)
+        _with_csp(ch.app)
+        with LiveServer(UnderPrefix(ch.app)) as server:
+            base = server.url + "/dq"
+            page = browser.new_page()
+            problems = watch(page)
+            asked = []
+            page.on("request", lambda r: asked.append(r.url))
+            _join(page, base, code, "Ann")
+            page.wait_for_selector("#utterance:enabled")
+            page.fill("#utterance", "hello")
+            page.press("#utterance", "Enter")
+            expect(page.locator("#turns li")).to_have_count(2)
+            assert all(u.startswith(base + "/") for u in asked), asked
+            assert problems == []
+            p1, p2 = browser.new_context().new_page(), browser.new_context().new_page()
+            problems1, problems2 = watch(p1), watch(p2)
+            for p, code_, name in ((p1, a, "Ann"), (p2, b, "Bea")):
+                p.goto(f"{base}/collections/hh")
+                p.fill("input[name=code]", code_)
+                p.fill("input[name=nickname]", name)
+                p.click("#join-form button[type=submit]")
+                p.wait_for_selector("#chat")
+            p1.wait_for_selector("#utterance:enabled")
+            p1.fill("#utterance", "hi Bea")
+            p1.press("#utterance", "Enter")
+            expect(p2.locator("#turns li")).to_have_count(1)
+            assert problems1 == [] and problems2 == []
+    finally:
+        ch.close()

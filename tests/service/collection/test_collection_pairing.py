@@ -211,3 +211,33 @@ def test_websocket_messages_are_bounded_in_size_and_rate(ch):
             for _ in range(100):
                 w.receive_json()
         assert e.value.code == 1008
+
+
+def test_a_reconnected_socket_says_who_is_who_before_the_turns(ch):
+    """After a reload (a new socket), the first message is the state (``you``), then the stored turns: the
+    page labels the participant's own turns as theirs. A turn sent with a position already taken is refused
+    (409) and not stored."""
+    u1, u2 = ch.collection("hh", None, n_codes=2, human_human=True)
+    path = "/api/collections/hh/ws"
+    with ch.client.websocket_connect(path) as w1:
+        w1.send_json({"type": "auth", "code": u1})
+        until(w1, "state")
+        with ch.client.websocket_connect(path) as w2:
+            w2.send_json({"type": "auth", "code": u2})
+            until(w1, "state", lambda m: m["session"]["status"] == "active")
+            w1.send_json({"type": "turn", "utterance": "mine", "position": 1})
+            assert until(w2, "turn")["turn"]["speaker"] == "USER1"
+            w2.send_json({"type": "turn", "utterance": "yours", "position": 2})
+            until(w1, "turn", lambda m: m["turn"]["position"] == 2)
+            with ch.client.websocket_connect(path) as again:  # USER1 reloads the page
+                again.send_json({"type": "auth", "code": u1})
+                first = again.receive_json()
+                assert first["type"] == "state" and first["session"]["you"] == "USER1", first
+                assert [again.receive_json()["turn"]["position"] for _ in range(2)] == [1, 2]
+                again.send_json({"type": "turn", "utterance": "mine", "position": 1})
+                e = until(again, "error")
+                assert e["status"] == 409 and "sent as turn 1" in e["detail"]
+                again.send_json({"type": "turn", "utterance": "again", "position": True})
+                assert until(again, "error")["status"] == 422
+    got = ch.call("GET", f"/api/collections/hh/sessions/{first['session']['id']}", u1).json()
+    assert [t["utterance"] for t in got["turns"]] == ["mine", "yours"]

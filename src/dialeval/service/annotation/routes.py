@@ -140,7 +140,8 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
             return page(request, "error.html", e.status, error=e.message)
         return page(request, "annotation/join.html", project=projects.project_info(p))
 
-    @router.post("/annotate/{name}/join", response_class=HTMLResponse, include_in_schema=False)
+    @router.post("/annotate/{name}/join", response_class=HTMLResponse, include_in_schema=False,
+                 name="annotation_join")
     def join(request: Request, name: str, code: str = Form(""),
              csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
         try:
@@ -155,7 +156,8 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
             return page(request, "annotation/join.html", e.status, project=info_, error=e.message)
         title, rest = split_title(p.guidelines)  # a "# Title" first line is the summary, not shown twice
         return page(request, "annotation/annotate.html", project=info_, code=code.strip(), annotator=w.label,
-                    guidelines=render(rest), guidelines_title=title)
+                    guidelines=render(rest), guidelines_title=title,
+                    api=under_root(request, f"/api/annotation/{quote(p.name, safe='')}"))
 
     @router.get("/annotate/{name}/join", include_in_schema=False)
     def join_again(request: Request, name: str) -> RedirectResponse:
@@ -173,7 +175,8 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
             return page(request, "error.html", e.status, error=e.message)
         return page(request, "annotation/status.html", name=p.name, st=None)
 
-    @router.post("/annotate/{name}/status", response_class=HTMLResponse, include_in_schema=False)
+    @router.post("/annotate/{name}/status", response_class=HTMLResponse, include_in_schema=False,
+                 name="annotation_status")
     def status_page(request: Request, name: str, token: str = Form(""),
                     csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
         try:
@@ -184,7 +187,8 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
             return page(request, "annotation/status.html", e.status, name=name, st=None, error=e.message)
         return page(request, "annotation/status.html", name=name, st=st)
 
-    @router.post("/annotate/{name}/exclude", response_class=HTMLResponse, include_in_schema=False)
+    @router.post("/annotate/{name}/exclude", response_class=HTMLResponse, include_in_schema=False,
+                 name="annotation_exclude")
     def exclude_page(request: Request, name: str, token: str = Form(""), annotator: str = Form(""),
                      csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
         """The status page's exclude form: the organiser token again (the page never holds it)."""

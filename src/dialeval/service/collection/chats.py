@@ -244,12 +244,14 @@ def touch(db: Database, c: Collection, inv: Invitation, session_id: int, now: da
 
 
 def add_turn(db: Database, c: Collection, who: Invitation | str | None, session_id: int, text: str,
-             now: datetime) -> tuple[Invitation, ChatSession, list[ChatTurn]]:
+             now: datetime, position: object = None) -> tuple[Invitation, ChatSession, list[ChatTurn]]:
     """Store a participant's turn (committed before any engine is asked); ends the chat at its turn limit.
 
     ``who`` is the participant's invitation, or their code: then it is checked in the same transaction
-    (one database round trip less on the path of every turn). Returns the invitation, the session and all
-    its turns, the new one last.
+    (one database round trip less on the path of every turn). ``position``: the place the sender's page gives
+    the turn (its last turn + 1); a turn whose place is taken already (sent again after a lost answer, or from
+    a page that missed turns) is refused, nothing stored (:func:`.sessions.check_position`, 409); None: no
+    check. Returns the invitation, the session and all its turns, the new one last.
     """
     with db.write() as s:
         inv = who if isinstance(who, Invitation) else invitations.consume(s, who, KIND, now, target=c.name)
@@ -257,6 +259,7 @@ def add_turn(db: Database, c: Collection, who: Invitation | str | None, session_
         sess = _own(s, c, inv, session_id, lock=True)
         role = role_in(sess, inv, c.human_human)
         rows = _turns(s, sess.id)
+        sessions.check_position(position, len(rows))
         sessions.check_turn(c.human_human, sess.status, [t.speaker for t in rows], role, c.max_turns)
         turn = ChatTurn(session_id=sess.id, position=len(rows) + 1, speaker=role, utterance=text, created_at=now)
         s.add(turn)

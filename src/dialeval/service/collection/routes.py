@@ -14,9 +14,12 @@ POST      ``/api/collections/{name}/sessions/{id}/end``    end the chat
 WS        ``/api/collections/{name}/ws``                   human-human: pairing and live turns
 ========  ===============================================  ================================================
 
-A turn is stored before the engine is asked. If the engine fails or times out the answer is 202 with the
-stored turn and ``engine_error``; ``retry`` asks again. Pages: ``/collections/{name}`` (join form, with CSRF
-protection) and the chat page it leads to (``static/chat.js``; no inline script, so it runs under a strict CSP).
+A turn may carry ``position`` (the place it is to take: the client's last turn + 1); one whose place is taken
+already (sent again after its answer was lost, or from a page that missed turns) is refused (409, nothing
+stored), so a resend never stores a turn twice. A turn is stored before the engine is asked. If the engine
+fails or times out the answer is 202 with the stored turn and ``engine_error``; ``retry`` asks again. Pages:
+``/collections/{name}`` (join form, with CSRF protection) and the chat page it leads to (``static/chat.js``; no
+inline script, so it runs under a strict CSP).
 """
 
 from __future__ import annotations
@@ -76,6 +79,11 @@ class StartIn(BaseModel):
 
 class TurnIn(BaseModel):
     utterance: str = Field(description="What the participant says (1-2000 characters).")
+    position: int | None = Field(None, ge=1, le=2**31 - 1, description=(
+        "Optional: the place this turn is to take (the last turn the client has + 1). When the chat already "
+        "has a turn there (the same turn sent again after its answer was lost, or from another window) the "
+        "answer is 409 and nothing is stored; read the chat (GET ...?after=N) and send again if still wanted. "
+        "Without it the turn is not checked this way."))
 
 
 def _code(cred: HTTPAuthorizationCredentials | None) -> str | None:
@@ -123,9 +131,10 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
     @router.post("/api/collections/{name}/sessions/{sid}/turns", status_code=201, tags=["collection"])
     def send(name: str, sid: SessionId, body: TurnIn, cred: Code) -> JSONResponse:
         """Send a turn. Human-machine: the engine's reply is in the answer's ``turns`` (201), or, when the
-        engine failed, ``engine_error`` says why (202: the turn is saved; call ``retry``)."""
+        engine failed, ``engine_error`` says why (202: the turn is saved; call ``retry``). With ``position``:
+        409 (nothing stored) when the chat's next turn is not that one."""
         c = chats.get_collection(db, name)
-        inv, sess, turns = chats.add_turn(db, c, _code(cred), sid, body.utterance, clock())
+        inv, sess, turns = chats.add_turn(db, c, _code(cred), sid, body.utterance, clock(), body.position)
         return with_reply(c, inv, sid, turns[-1].position - 1, (sess, turns))
 
     @router.post("/api/collections/{name}/sessions/{sid}/retry", status_code=201, tags=["collection"])
@@ -148,7 +157,8 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
     @router.websocket("/api/collections/{name}/ws")
     async def ws(websocket: WebSocket, name: str) -> None:
         """Human-human chat: ``{"type":"auth","code","name"}`` first (or an Authorization header), then
-        ``{"type":"turn","utterance"}`` / ``{"type":"end"}``; the server sends ``state``, ``turn``, ``error``."""
+        ``{"type":"turn","utterance"}`` (optional ``"position"``, as over HTTP) / ``{"type":"end"}``; the server
+        sends ``state`` (first, so the page knows who is who before any turn), ``turn``, ``error``."""
         await websocket.accept()
         queue: asyncio.Queue = asyncio.Queue(maxsize=WS_QUEUE)
 
@@ -221,13 +231,19 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
         seen, last_state, last_touch = 0, None, clock()
         while True:
             sess, turns = await run_in_threadpool(chats.get_session, db, c, inv, sid, None, seen)
+            upto = turns[-1].position if turns else seen
+            now = clock()
+            state = chats.session_state(c, sess, [], inv, now)
+            state["next"] = chats.sessions.next_speaker(c.human_human, ["?"] * upto)  # positions are 1..upto
+            state.pop("turns")
+            # the first state goes before any turn: the page knows which role is the participant's ("you")
+            # when it shows their earlier turns (after a reload or a reconnect); later ones follow the turns
+            if last_state is None:
+                await websocket.send_json({"type": "state", "session": state})
+                last_state = state
             for t in turns:
                 await websocket.send_json({"type": "turn", "turn": chats.turn_info(t)})
                 seen = t.position
-            now = clock()
-            state = chats.session_state(c, sess, [], inv, now)
-            state["next"] = chats.sessions.next_speaker(c.human_human, ["?"] * seen)  # positions are 1..seen
-            state.pop("turns")
             if state != last_state:
                 await websocket.send_json({"type": "state", "session": state})
                 last_state = state
@@ -251,7 +267,8 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             raise Invalid(f"received {msg.got}, not a text message holding a JSON object; {_ALLOWED}")
         kind = msg.get("type")
         if kind == "turn":
-            await run_in_threadpool(chats.add_turn, db, c, inv, sid, msg.get("utterance"), clock())
+            await run_in_threadpool(chats.add_turn, db, c, inv, sid, msg.get("utterance"), clock(),
+                                    msg.get("position"))
         elif kind == "end":
             await run_in_threadpool(chats.end_session, db, c, inv, sid, clock())
         elif kind != "ping":
@@ -269,7 +286,8 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             return page(request, "error.html", e.status, error=e.message)
         return page(request, "collection/join.html", collection=chats.collection_info(c))
 
-    @router.post("/collections/{name}/join", response_class=HTMLResponse, include_in_schema=False)
+    @router.post("/collections/{name}/join", response_class=HTMLResponse, include_in_schema=False,
+                 name="collection_join")
     def join(request: Request, name: str, code: str = Form(""), nickname: str = Form(""),
              csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
         try:
@@ -286,7 +304,8 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             return page(request, "collection/join.html", e.status, collection=info_, error=e.message,
                         form={"nickname": nickname, "code": code.strip()[:200]})
         return page(request, "collection/chat.html", collection=info_, code=code.strip(), nickname=nickname,
-                    max_chars=chats.sessions.MAX_UTTERANCE)
+                    max_chars=chats.sessions.MAX_UTTERANCE,
+                    api=under_root(request, f"/api/collections/{quote(c.name, safe='')}"))
 
     @router.get("/collections/{name}/join", include_in_schema=False)
     def join_again(request: Request, name: str) -> RedirectResponse:

@@ -77,6 +77,36 @@ def check_turn(human_human: bool, status: str, speakers: Sequence[str], role: st
         raise Conflict(f"it is not your turn: waiting for {who}")
 
 
+def check_position(position: object, n_turns: int) -> None:
+    """Refuse a turn sent for ``position`` (1-based) when the chat's next turn is not that one (:class:`Conflict`,
+    409): the same turn sent again after its answer was lost, or a turn from a page that missed some (another
+    window). ``None``: the sender gave no position (no check). A position that is no whole number >= 1 is
+    :class:`Invalid`.
+
+    Examples
+    --------
+    >>> check_position(3, 2), check_position(None, 5)
+    (None, None)
+    >>> check_position(1, 2)
+    Traceback (most recent call last):
+    dialeval.service.errors.Conflict: this turn was sent as turn 1, but the chat has 2 turns already (the same \
+message sent twice, or from another window?); nothing was stored: read the chat again, and send it once more if \
+it is still wanted
+    """
+    if position is None:
+        return
+    if isinstance(position, bool) or not isinstance(position, int) or position < 1:
+        raise Invalid(f"position must be a whole number of at least 1 (the turn's place in the chat), not "
+                      f"{describe(position, 40)}")
+    if position == n_turns + 1:
+        return
+    has = f"{n_turns} turn{'' if n_turns == 1 else 's'}"
+    has = f"{has} already (the same message sent twice, or from another window?)" if position <= n_turns else \
+        f"only {has}"
+    raise Conflict(f"this turn was sent as turn {position}, but the chat has {has}; nothing was stored: read the "
+                   "chat again, and send it once more if it is still wanted")
+
+
 def limit_reached(n_turns: int, max_turns: int) -> bool:
     """True when a chat of ``n_turns`` turns must end."""
     return n_turns >= max_turns

@@ -12,7 +12,7 @@
   const root = document.getElementById("annotate");
   if (!root) return;
   const cfg = { project: root.dataset.project, code: root.dataset.code };
-  const api = "/api/annotation/" + encodeURIComponent(cfg.project);
+  const api = root.dataset.api;  // the project's API under the service's path prefix, as the page gives it
   const call = window.dialevalApi(api, cfg.code);
   const $ = (id) => document.getElementById(id);
   const el = (tag, cls, text) => {

@@ -10,8 +10,11 @@ window.dialevalApi = function (base, code) {
     let r;
     try {
       r = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    } catch (e) {  // no answer at all ("Failed to fetch"): say what happened in words
-      throw new Error("the server could not be reached (connection lost?); nothing was saved by this step, try again");
+    } catch (e) {  // no answer at all ("Failed to fetch"): say what happened in words. The request may have
+      // reached the server all the same (only its answer was lost): the page that knows what it sent says more
+      const lost = new Error("the server could not be reached (connection lost?); try again");
+      lost.network = true;
+      throw lost;
     }
     let data = null;
     try { data = await r.json(); } catch (e) { data = null; }

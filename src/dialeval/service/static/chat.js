@@ -8,7 +8,7 @@
   if (!root) return;
   const cfg = root.dataset;
   const humanHuman = cfg.kind === "human-human";
-  const api = "/api/collections/" + encodeURIComponent(cfg.collection);
+  const api = cfg.api;  // the collection's API under the service's path prefix, as the page gives it
   const call = window.dialevalApi(api, cfg.code);
   const el = (id) => document.getElementById(id);
   const turnsEl = el("turns"), statusEl = el("chat-status"), errorEl = el("chat-error");
@@ -16,6 +16,9 @@
   const againBtn = el("again"), form = el("turn-form"), countEl = el("count");
   const maxChars = Number(cfg.maxChars) || 2000;
   let session = null, lastPosition = 0, socket = null, busy = false;
+  // a turn sent without an answer, or refused, while the chat could not be read again ({text, position,
+  // refusal}): the next Send reads the chat first (the turn may have been stored), it does not send blindly
+  let unsure = null;
 
   function setStatus(text) { statusEl.textContent = text; }
   function showError(text) {
@@ -46,21 +49,25 @@
     if (speaker === "SYSTEM") return cfg.engine;
     return "the other person";
   }
+  // who said a turn, as the page shows it (again when the page learns which role is the participant's)
+  function paintTurn(li) {
+    li.className = session && li.dataset.speaker === session.you ? "mine" : "theirs";
+    li.querySelector(".who").textContent = roleName(li.dataset.speaker);
+  }
   function addTurn(t) {
     if (t.position <= lastPosition) return;
     lastPosition = t.position;
     const li = document.createElement("li");
-    li.className = session && t.speaker === session.you ? "mine" : "theirs";
     li.dataset.position = String(t.position);
     li.dataset.speaker = t.speaker;
     const who = document.createElement("span");
     who.className = "who";
-    who.textContent = roleName(t.speaker);
     const text = document.createElement("span");
     text.className = "utterance";
     text.dir = "auto";  // isolated: a right-to-left utterance does not reorder the speaker's name
     text.textContent = t.utterance;
     li.append(who, text);
+    paintTurn(li);
     turnsEl.append(li);
     li.scrollIntoView({ block: "end" });
   }
@@ -98,7 +105,9 @@
     if (canWrite) input.focus();
   }
   function absorb(state) {
+    const youWas = session ? session.you : undefined;
     session = Object.assign({}, session || {}, state);
+    if (session.you !== youWas) turnsEl.querySelectorAll("li").forEach(paintTurn);
     (state.turns || []).forEach(addTurn);
     // the engine's failure ("ask again with Retry") matters only while the chat goes on: once it has ended
     // or was abandoned there is nothing to retry, and the box goes (the server sends no engine_error then)
@@ -112,23 +121,72 @@
   }
 
   // ---- human-machine: the JSON API ----
+  // The chat as the server has it now: every turn after the page's last one (the page never skips one).
+  async function reread() {
+    absorb(await call("GET", "/sessions/" + session.id + "?after=" + lastPosition));
+  }
+  // An answer that holds turns of the chat: shown in order. When it skips turns the page has not shown
+  // (sent from another window), the chat is read from the page's last turn on instead.
+  async function take(state) {
+    const next = session ? (state.turns || []).find((t) => t.position > lastPosition) : undefined;
+    if (next === undefined || next.position === lastPosition + 1) { absorb(state); return; }
+    try { await reread(); } catch (e) {
+      showError("The chat has turns this page has not shown yet, and they could not be read (" + e.message +
+        "). Reload the page to see the whole chat.");
+    }
+  }
+  // After a turn was sent and no answer came (the connection broke: the server may have stored it or not),
+  // or it was refused: read the chat again before anything is sent again, and say what became of the turn.
+  async function recover(text, position, refusal) {
+    try { await reread(); } catch (e) {
+      unsure = { text, position, refusal };
+      showError((refusal ? "Your message was not sent: " + refusal.message + "." :
+        "The server could not be reached (connection lost?): your message may have been saved.") +
+        " The chat could not be reloaded yet; your text is kept: press Enter to reload the chat first.");
+      return;
+    }
+    unsure = null;
+    const trouble = engineTrouble(session.status === "active" && session.engine_error);
+    const say = (msg) => showError(trouble ? msg + " " + trouble : msg);
+    if (refusal) {
+      say("Your message was not sent: " + refusal.message + ". The chat was reloaded; your text is kept.");
+      return;
+    }
+    const li = turnsEl.querySelector("li[data-position='" + position + "']");
+    if (li && li.dataset.speaker === session.you && li.querySelector(".utterance").textContent === text) {
+      if (input.value.trim() === text) { input.value = ""; count(); }
+      say("The connection was lost before the server's answer came, but your message was saved; the chat was " +
+        "reloaded.");
+    } else {
+      say("The server could not be reached (connection lost?): your message may have been saved. The chat was " +
+        "reloaded and shows what was saved; your text is kept: send it again only if it is not in the chat.");
+    }
+  }
   async function start() {
-    lastPosition = 0; turnsEl.replaceChildren(); session = null;
+    lastPosition = 0; turnsEl.replaceChildren(); session = null; unsure = null;
     if (humanHuman) { connect(); return; }
     await act(async () => absorb(await call("POST", "/sessions", { name: cfg.nickname || "" })));
   }
   async function send(text) {
+    const position = lastPosition + 1;  // a turn whose place was taken meanwhile is refused (409), not stored
     if (humanHuman) {
-      socket.send(JSON.stringify({ type: "turn", utterance: text }));
+      socket.send(JSON.stringify({ type: "turn", utterance: text, position }));
       input.value = "";
       count();
       return;
     }
     await act(async () => {
-      const state = await call("POST", "/sessions/" + session.id + "/turns", { utterance: text });
+      let state;
+      try {
+        state = await call("POST", "/sessions/" + session.id + "/turns", { utterance: text, position });
+      } catch (e) {
+        if (e.network) { await recover(text, position, null); return; }
+        if (e.status === 409) { await recover(text, position, e); return; }
+        throw e;
+      }
       input.value = "";
       count();
-      absorb(state);
+      await take(state);
     });
   }
 
@@ -159,6 +217,7 @@
       input.focus();
       return;
     }
+    if (unsure) { const u = unsure; act(() => recover(u.text, u.position, u.refusal)); return; }
     if (text && myTurn()) send(text);
   });
   input.addEventListener("input", count);
@@ -166,14 +225,15 @@
     if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); }
   });
   retryBtn.addEventListener("click", () => act(async () => {
-    absorb(await call("POST", "/sessions/" + session.id + "/retry?after=" + lastPosition));
+    await take(await call("POST", "/sessions/" + session.id + "/retry?after=" + lastPosition));
+    unsure = null;  // the answer holds every turn after the page's last: the page shows the chat as it is
   }));
   endBtn.addEventListener("click", () => {
     if (humanHuman && socket && socket.readyState === WebSocket.OPEN) {
       socket.send(JSON.stringify({ type: "end" }));
       return;
     }
-    act(async () => absorb(await call("POST", "/sessions/" + session.id + "/end")));
+    act(async () => take(await call("POST", "/sessions/" + session.id + "/end")));
   });
   againBtn.addEventListener("click", () => start());
   start();
