@@ -160,3 +160,16 @@ def test_gold_from_a_pipe_asks_for_its_format_and_is_read_with_it(tmp_path, tiny
     g = dialeval.load_gold(fifo, format="stc3")
     t.join(10)
     assert g.subtasks == ("quality", "nugget")
+
+
+def test_a_gold_document_given_as_gold_says_what_it_is(tmp_path, tiny_gold, capsys):
+    """`dialeval gold`'s output given as gold was 'the top level is a JSON dict; expected an array of
+    dialogues' (an end-to-end probe followed the README from `dialeval gold` to `dialeval evaluate`)."""
+    src = tmp_path / "annotated.json"
+    src.write_text(json.dumps(tiny_gold), encoding="utf-8")
+    assert cli(["gold", str(src), "-o", str(tmp_path / "g.json")]) == 0
+    with pytest.raises(DialevalError, match=r"is a gold distributions file written by `dialeval gold`.*give the "
+                                            r"annotated corpus it was built from: .*annotated\.json"):
+        dialeval.load_gold(tmp_path / "g.json")
+    capsys.readouterr()
+    assert cli(["evaluate", str(tmp_path / "g.json"), str(src)]) == 0   # as a run it is still read (perfect)

@@ -332,3 +332,35 @@ def test_a_model_that_skips_labelled_turns_says_so(shared_data):
         warnings.simplefilter("error", dialeval.DialevalWarning)
         predict(shared_data("dbdc3", "en", "eval", "IRIS_50"), train(shared_data("dbdc3", "en", "dev", "CIC_115"),
                                                                      kind="prior"))
+
+
+def test_predict_makes_the_folder_of_its_run_file(dbdc_sample, tmp_path, capsys):
+    """`predict --out new/` suggested `new/NAME.json`, which then failed: 'cannot write: No such file or
+    directory' (an end-to-end probe)."""
+    assert run(["train", str(dbdc_sample), "--model", "prior", "--out", str(tmp_path / "m")]) == 0
+    out = tmp_path / "new" / "deeper" / "run.json"
+    assert run(["predict", str(dbdc_sample), "--model", str(tmp_path / "m"), "--out", str(out)]) == 0
+    assert json.loads(out.read_text(encoding="utf-8"))
+    capsys.readouterr()
+
+
+def test_a_chat_between_people_is_refused_without_warnings_that_blame_the_model_s_age(wochat_sample):
+    """A model of the system's turns on a human-human chat (user1, user2) warned once per scale to 'train it
+    again' (a model saved by an older dialeval) before the error that named the real cause."""
+    from dialeval.corpus import Corpus, Dialogue, Turn
+
+    corpus = dialeval.read_corpus(wochat_sample)
+    model = train(corpus, kind="prior")
+    people = Corpus([Dialogue(d.id, [Turn("user1" if t.sender == "user" else "user2", t.utterances, t.labels)
+                                     for t in d.turns]) for d in corpus.dialogues],
+                    {n: _any_sender(s) for n, s in corpus.scales.items()}, corpus.format, "people.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dialeval.DialevalWarning)
+        with pytest.raises(DialevalError, match="the model predicts turns of sender"):
+            predict(people, model)
+
+
+def _any_sender(scale):
+    from dataclasses import replace
+
+    return replace(scale, sender=None) if scale.level == "turn" else scale

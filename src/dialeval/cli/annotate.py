@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import choice_enum, err, out, refuse_existing_file
+from dialeval.cli._common import choice_enum, err, out, refuse_existing_file, warn
 from dialeval.cli._corpus_io import FROM_HELP, SENDERS_EXAMPLE, InFormat, load, parse_pairs
 from dialeval.cli.admin import DbOption, _db, _service_call, command
 from dialeval.errors import DialevalError
@@ -68,7 +68,12 @@ def create_annotation_cmd(
         source = str(corpus)
     p = _service_call(projects.create_project, db, name, data, scheme.value, overlap, utcnow(), guidelines=text,
                       hide_speakers=hide_speakers, timeout=timeout, seed=seed, source=source)
-    err.print(f"annotation project {p.name}: {len(data)} items from {source}, scheme {p.scheme}, k = {p.overlap}; "
+    left_out = p.meta.get("left_out", [])
+    if left_out:
+        warn(f"{len(left_out)} dialogue(s) have nothing to label with scheme {p.scheme} and were left out (e.g. "
+             f"{left_out[0]}: no turn of the senders it labels)")
+    err.print(f"annotation project {p.name}: {p.meta['dialogues']} items from {source}, scheme {p.scheme}, "
+              f"k = {p.overlap}; "
               f"annotators join at /annotate/{p.name} with a code from: dialeval admin invite {p.name} --count N",
               markup=False)
 

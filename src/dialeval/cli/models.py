@@ -16,7 +16,7 @@ from rich.table import Table
 from dialeval.cli._common import choice_enum, err, out, outputs_apart, warn, warnings_as_lines
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load
 from dialeval.errors import DialevalError, describe
-from dialeval.io.atomic import check_output_file, check_output_folder, output_format
+from dialeval.io.atomic import check_output_file, check_output_folder, make_folder, output_format
 from dialeval.io.jsonarray import json_text
 from dialeval.measures import get as get_measure
 from dialeval.models import kinds as _kinds  # noqa: F401  (fills the registry the choices come from)
@@ -360,6 +360,7 @@ def register(app: typer.Typer) -> None:
                                         "run file; give a file name such as "
                                         f"{out_path / (Path(dialogues[0]).stem or 'run')}.json")
                 check_output_file(out_path)
+                make_folder(out_path.parent, "--out")  # a folder --out makes its folders; a file's are made too
             _predict_one(Path(dialogues[0]), out_path, model, _value(subtask), to, scores_out, from_, names)
             return
         if from_ is not None:

@@ -107,7 +107,7 @@ def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = 
         cols = [src.levels.index(back[lv]) for lv in levels]
         turns[target] = (rows, probs[:, cols])
         scales[target] = TurnScale(target, levels, corpus.scales[target].kind, src.senders)
-    _warn_unpredicted(corpus, table, turns)
+    _warn_unpredicted(corpus, table, turns, scales)
     if not any(len(r) for r, _ in turns.values()):
         senders = sorted({s for sc in est.scales.values() for s in sc.senders})
         raise DialevalError(f"the model predicts turns of sender(s) {', '.join(senders)}; the corpus has none "
@@ -115,23 +115,36 @@ def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = 
     return turn_records(table, turns, scales)
 
 
-def _warn_unpredicted(corpus: Corpus, table: TurnTable, turns: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
-    """Warn when labelled turns of the corpus are left out of the run (a model saved by an older dialeval
-    learnt its first predicted position as the earliest labelled one, and skipped the system's first turn of
-    dialogues the user opens): the scorer skips such turns, or counts them as worst."""
+def _warn_unpredicted(corpus: Corpus, table: TurnTable, turns: dict[str, tuple[np.ndarray, np.ndarray]],
+                      scales: dict[str, TurnScale]) -> None:
+    """Warn when labelled turns of the corpus are left out of the run (the scorer skips them, or counts them as
+    worst): turns of senders the model was not trained on, or turns before the first position it predicts (a
+    model saved by an older dialeval learnt that position as the earliest labelled one, and skipped the
+    system's first turn of dialogues the user opens). Nothing when no turn is predicted at all: the error that
+    follows says why."""
+    if not any(len(r) for r, _ in turns.values()):
+        return
     for name, (rows, _probs) in turns.items():
         scale = corpus.scales.get(name)
         if scale is None or scale.level != "turn":
             continue
-        predicted = set(rows.tolist())
-        missed = [(d.id, pos) for i, d in enumerate(corpus.dialogues) for pos, t in enumerate(d.turns)
+        predicted, known = set(rows.tolist()), set(scales[name].senders)
+        missed = [(d.id, pos, t.sender) for i, d in enumerate(corpus.dialogues) for pos, t in enumerate(d.turns)
                   if int(table.start[i]) + pos not in predicted and any(v is not None for v in t.labels.get(name, ()))]
-        if missed:
-            did, pos = missed[0]
-            warnings.warn(f"{corpus.source or 'the corpus'}: the model does not predict {len(missed)} labelled "
-                          f"turn(s) of scale {name!r} (first: dialogue {did}, turn {pos}); they are not in the "
-                          "run (a model saved by an older dialeval skips turns before the earliest position "
-                          "labelled in its training: train it again)", DialevalWarning, stacklevel=3)
+        others = sorted({s for _, _, s in missed if s not in known})
+        early = [(did, pos) for did, pos, s in missed if s in known]
+        where = f"{corpus.source or 'the corpus'}: "
+        if others:
+            n = sum(s not in known for _, _, s in missed)
+            warnings.warn(f"{where}{n} labelled turn(s) of scale {name!r} are of sender(s) {', '.join(others)}, "
+                          f"which the model was not trained on (it predicts {', '.join(sorted(known))}); they are "
+                          "not in the run", DialevalWarning, stacklevel=3)
+        if early:
+            did, pos = early[0]
+            warnings.warn(f"{where}the model does not predict {len(early)} labelled turn(s) of scale {name!r} "
+                          f"(first: dialogue {did}, turn {pos}); they are not in the run (a model saved by an "
+                          "older dialeval skips turns before the earliest position labelled in its training: "
+                          "train it again)", DialevalWarning, stacklevel=3)
 
 
 def turn_scores(records: list[dict]) -> list[dict]:

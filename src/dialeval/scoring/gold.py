@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -159,7 +161,33 @@ def gold_format(source: object, format: str | None = None, *, choose: str | None
         # a pipe or a device: detection's reason says to give the format (reading it to look for '<' used it up)
         if path is not None and (path.is_dir() or (path.exists() and not path.is_file()) or _starts_as_xml(path)):
             raise
+        made_from = _gold_document_source(path) if path is not None else None
+        if made_from is not None:  # 'the top level is a JSON dict; expected an array' did not say what it was
+            raise DialevalError("is a gold distributions file written by `dialeval gold`, which is read as a run "
+                                "(a perfect one); as gold, give the annotated corpus it was built from"
+                                + (f": {made_from}" if made_from else ""), file=str(path)) from None
         return STC3
+
+
+_GOLD_DOCUMENT = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"dialeval"\s*:\s*"gold"')
+_SOURCE = re.compile(rb'"source"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def _gold_document_source(path: Path) -> str | None:
+    """The ``source`` of a gold document :func:`dialeval.distributions.gold_document` wrote (``""`` when it
+    names none), or None when ``path`` is not one."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None
+    if not _GOLD_DOCUMENT.match(head):
+        return None
+    m = _SOURCE.search(head)
+    try:
+        return str(json.loads(m.group(1))) if m else ""
+    except ValueError:
+        return ""
 
 
 def _starts_as_xml(path: Path) -> bool:

@@ -381,3 +381,23 @@ def test_the_annotation_pages_stay_under_the_root_path(pj):
             assert found and all(x.startswith("/dq/") for x in found), found
         assert 'action="/dq/annotate/p1/join"' in join.text
         assert 'action="/dq/annotate/p1/status"' in status.text and 'action="/dq/annotate/p1/exclude"' in status.text
+
+
+@pytest.mark.parametrize("scheme", ["wochat", "dbdc"])
+def test_a_chat_the_engine_never_answered_is_left_out_not_labelled_on_the_users_turn(pj, scheme):
+    """A human-machine chat with one user turn and no reply: the wochat scheme asked annotators to label the
+    user's turn (the human-human fallback), while dbdc refused the whole project. Both now leave it out and
+    say so. Found by an end-to-end probe."""
+    from dialeval.service.annotation import projects
+    from dialeval.service.annotation.schemes import SCHEMES
+
+    lone = Dialogue("Ada00001", [Turn("user", ["hello?"])], meta={"names": {"SYSTEM": "IRIS", "USER": "Ada"}})
+    corpus = chats_corpus(2)
+    corpus = Corpus([*corpus.dialogues, lone], corpus.scales, corpus.format, corpus.source)
+    pj.project("p1", corpus, scheme=scheme, overlap=1, n_codes=1)
+    p = projects.get_project(pj.db, "p1")
+    assert p.meta["left_out"] == ["Ada00001"] and p.meta["dialogues"] == 2
+    assert SCHEMES[scheme].labelled_turns(["user"]) == []
+    assert SCHEMES["wochat"].labelled_turns(["user1", "user2", "user1"]) == [0, 1, 2]   # people: every turn
+    with pytest.raises(Exception, match="the 1 dialogue\\(s\\) have nothing to label"):
+        pj.project("p2", Corpus([lone], corpus.scales, corpus.format, corpus.source), scheme=scheme)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy import func, select, update
@@ -82,7 +82,9 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
     InvalidValue
         A bad overlap, timeout, guidelines or seed (naming the parameter).
     Invalid
-        A bad name or scheme, or a corpus with nothing to label.
+        A bad name or scheme, or a corpus with nothing to label. Dialogues with nothing to label (a chat the
+        engine never answered, under a scheme that labels the system's turns) are left out of a corpus that has
+        others, their ids in the project's ``meta["left_out"]``.
     Conflict
         The name is taken (by a project or by a chat collection).
     """
@@ -109,9 +111,12 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
     if not corpus.dialogues or len(corpus.dialogues) > MAX_ITEMS:
         raise Invalid(f"the corpus has {len(corpus.dialogues)} dialogues; a project takes 1 to {MAX_ITEMS}")
     empty = [d.id for d in corpus.dialogues if not sch.data_units(sch.senders(d), hidden=hide_speakers)]
-    if empty:
-        raise Invalid(f"{len(empty)} dialogue(s) have nothing to label with scheme {sch.name!r} (e.g. "
+    if len(empty) == len(corpus.dialogues):
+        raise Invalid(f"the {len(empty)} dialogue(s) have nothing to label with scheme {sch.name!r} (e.g. "
                       f"{empty[0]!r}: no turn of the senders it labels)")
+    if empty:  # e.g. a chat the engine never answered: left out, and said (meta["left_out"])
+        gone = set(empty)
+        corpus = replace(corpus, dialogues=[d for d in corpus.dialogues if d.id not in gone])
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**31 - 1):
         raise InvalidValue("seed", f"{describe(seed)} is not allowed; allowed are integers 0..2147483647 (or none: "
                            "random)")
@@ -121,7 +126,8 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
         invitations.check_target_name_free(s, name)
         p = AnnotationProject(name=name, scheme=sch.name, overlap=overlap, hide_speakers=bool(hide_speakers),
                               guidelines=guidelines, timeout_s=timeout_s, seed=seed, source=source[:500],
-                              meta={"format": corpus.format, "dialogues": len(corpus.dialogues)}, created_at=now)
+                              meta={"format": corpus.format, "dialogues": len(corpus.dialogues),
+                                    **({"left_out": empty} if empty else {})}, created_at=now)
         s.add(p)
         s.flush()
         s.add_all(AnnotationItem(project_id=p.id, position=i, dialogue_id=d.id, dialogue=_item_data(d, sch),

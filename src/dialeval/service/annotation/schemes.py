@@ -107,8 +107,8 @@ class Scheme:
     def labelled_turns(self, senders: list[str]) -> list[int]:
         """Positions of the turns annotators label (those with at least one turn control)."""
         pick = self.turn_senders
-        if pick is not None and not any(s in pick for s in senders):
-            pick = None
+        if pick is not None and len(set(senders)) > 1 and not any(s in pick for s in senders):
+            pick = None  # a chat between people (user1, user2): every turn; a lone speaker's turns: none
         turn_controls = [c for c in self.controls if c.scale.level == "turn"]
         return [i for i, s in enumerate(senders) if (pick is None or s in pick)
                 and any(c.scale.applies_to(s) for c in turn_controls)]
