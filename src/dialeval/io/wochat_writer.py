@@ -120,7 +120,8 @@ def _plan_scales(corpus: Corpus, scale: str | None, label_map: dict[str, str] | 
                                 "WOCHAT cannot hold (listed as dropped)", file=corpus.source)
         report.dropped.append("labels of scale(s) " + ", ".join(other))
     if src is not None:
-        report.mapped_scale, report.mapping = src
+        if any(k != v for k, v in src[1].items()):  # VALID -> VALID, ... is no mapping to report
+            report.mapped_scale, report.mapping = src
         only = corpus.scales[src[0]].sender
         off = off_sender_labels(corpus, src[0], only) if only else 0
         if off:

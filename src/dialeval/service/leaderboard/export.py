@@ -42,10 +42,10 @@ def run_name(team: str, submission_id: int) -> str:
 
     Examples
     --------
-    >>> run_name("NTT <lab> #1", 7)
-    'NTT_lab_1-7'
+    >>> run_name("NTT <lab> #1", 7), run_name("Ünï team", 8)
+    ('NTT_lab_1-7', 'Ünï_team-8')
     """
-    safe = re.sub(r"[^A-Za-z0-9_.]+", "_", team).strip("_.")[:40] or "team"
+    safe = re.sub(r"[^\w.]+", "_", team).strip("_.")[:40] or "team"  # letters of any script (Ünï was n)
     return f"{safe}-{submission_id}"
 
 
