@@ -107,7 +107,8 @@ def test_a_damaged_model_fails_before_anything_is_written(models, rj, no_cluster
 
 @pytest.mark.parametrize("address", ["tcp://", "tcp://host", "tcp://:8786", "tcp://host:0", "tcp://host:65536",
                                      "tcp://host:port", "tcp://host:8786/x", "inproc://x", "tls://host:8786",
-                                     "http://host:8786", "host:8786", ""])
+                                     "http://host:8786", "host:8786", "", "tcp:// :8799",
+                                     "tcp://a host:8786"])
 def test_a_scheduler_address_that_is_not_one_is_refused(rj, no_cluster, address):
     with pytest.raises(DialevalError, match=r"is not allowed.*allowed are local or a scheduler address tcp://HOST:PORT"):
         predict_many(rj, "out", scheduler=address)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
+import re
 import signal
+import socket
+import sys
 import threading
 import time
 
@@ -84,6 +89,24 @@ def test_scheduler_errors(reference, tmp_path, monkeypatch):
         predict_many(inputs[:1], tmp_path / "o", scheduler="tcp://127.0.0.1:1", workers=2)
     with pytest.raises(DialevalError, match=r"^cannot reach a Dask scheduler at tcp://127\.0\.0\.1:1: "):
         predict_many(inputs[:1], tmp_path / "o", scheduler="tcp://127.0.0.1:1")
+    with pytest.raises(DialevalError, match=r"--scheduler 'tcp:// :8799' is not allowed: it needs a host"):
+        predict_many(inputs[:1], tmp_path / "o", scheduler="tcp:// :8799")
+
+
+def test_a_refused_port_and_a_host_that_does_not_resolve_are_said_at_once(reference, tmp_path):
+    """Both waited the full 20 s; the unknown host was said to give "no answer within 20s"."""
+    _, inputs, _ = reference
+    start = time.monotonic()
+    with pytest.raises(DialevalError, match=r"^cannot reach a Dask scheduler at tcp://127\.0\.0\.1:1: connection "
+                                            r"refused: nothing listens on port 1 of 127\.0\.0\.1 \(is the scheduler "
+                                            "running, and is this its port, usually 8786\\?\\)$"):
+        predict_many(inputs[:1], tmp_path / "o", scheduler="tcp://127.0.0.1:1")
+    with pytest.raises(DialevalError, match=r"^cannot reach a Dask scheduler at tcp://nonexistent\.invalid:8786: the "
+                                            r"host nonexistent\.invalid does not resolve \(.+\); give the scheduler's "
+                                            "host name or IP address$"):
+        predict_many(inputs[:1], tmp_path / "o", scheduler="tcp://nonexistent.invalid:8786")
+    assert time.monotonic() - start < 8   # the model is checked first; the addresses are not waited on
+    assert not (tmp_path / "o").exists()
 
 
 # ------------------------------------------------------------- what a probe of Dask's failure modes found
@@ -221,3 +244,253 @@ def test_a_run_whose_workers_all_leave_stops_with_one_error(reference, tmp_path,
     assert not thread.is_alive()
     assert caught["error"].endswith("has had no worker for 1 s; the shards finished are recorded: start workers "
                                     "and run the command again to resume")
+
+
+# ------------------------------------------------- what a probe against `dask scheduler` + `dask worker` found
+
+def _dialeval_plugins(cluster, client) -> list[str]:
+    """The dialeval plugins the scheduler holds (and hands every worker that joins) and the workers hold."""
+    held = [p for p in cluster.scheduler.worker_plugins if p.startswith("dialeval")]
+    plugins = client.run(lambda dask_worker: sorted(dask_worker.plugins))
+    return held + [p for ps in plugins.values() for p in ps if p.startswith("dialeval")]
+
+
+def test_a_run_whose_workers_fail_to_load_the_model_leaves_no_plugin(reference, tmp_path, threads_cluster,
+                                                                     monkeypatch):
+    """The plugin stayed registered for good when its registration failed: every worker that joined later loaded
+    every such run's model."""
+    from dialeval import distributed
+
+    _, inputs, _ = reference
+    cluster, client = threads_cluster
+
+    def other_version(self, worker):
+        raise DialevalError(f"a worker ({worker.address}) runs dialeval 9.9.9, this client 0.1.0; install the "
+                            "same version on every worker")
+
+    monkeypatch.setattr(distributed.ModelPlugin, "_load", other_version)
+    with pytest.raises(DialevalError, match=r"^the workers cannot load the model: a worker \(tcp://.+\) runs "
+                                            r"dialeval 9\.9\.9, this client 0\.1\.0; install the same version"):
+        predict_many(inputs[:1], tmp_path / "v", scheduler=cluster.scheduler_address)
+    assert _dialeval_plugins(cluster, client) == []
+    assert not (tmp_path / "v").exists()
+
+
+def test_a_worker_of_another_version_that_joins_mid_run_stops_it_with_the_version_error(reference, tmp_path,
+                                                                                        monkeypatch):
+    """Its plugin's setup failed (Dask only logs it), it took a shard and the run ended with "AttributeError:
+    'NoneType' object has no attribute 'predict'"."""
+    from distributed import Client, LocalCluster
+
+    import dialeval.pipeline
+    from dialeval import distributed
+
+    root, inputs, _ = reference
+    monkeypatch.setenv("DIALEVAL_CACHE", str(root / "cache-ref"))
+    started, release = threading.Event(), threading.Event()
+    real = dialeval.pipeline.predict_shard
+
+    def first_waits(*args, **kwargs):
+        if not started.is_set():
+            started.set()
+            release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dialeval.pipeline, "predict_shard", first_waits)
+    caught: dict = {}
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://", host="127.0.0.1",
+                      dashboard_address=":0", silence_logs=50) as cluster, Client(cluster) as client:
+        def run():
+            try:
+                predict_many(inputs[:2], tmp_path / "mid", scheduler=cluster.scheduler_address)
+            except DialevalError as e:
+                caught["error"] = str(e)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        try:
+            assert started.wait(30)        # the one worker is busy: the second shard waits for a worker
+
+            def other_version(self, worker):
+                raise DialevalError(f"a worker ({worker.address}) runs dialeval 9.9.9, this client 0.1.0; install "
+                                    "the same version on every worker")
+
+            monkeypatch.setattr(distributed.ModelPlugin, "_load", other_version)
+            cluster.scale(2)               # ... and a worker of another version joins
+            thread.join(30)
+        finally:
+            release.set()
+        assert not thread.is_alive()
+        assert re.fullmatch(r"the workers cannot load the model: a worker \(tcp://127\.0\.0\.1:\d+\) runs dialeval "
+                            r"9\.9\.9, this client 0\.1\.0; install the same version on every worker", caught["error"])
+        assert _dialeval_plugins(cluster, client) == []
+
+
+class _Proxy:
+    """A TCP relay to ``address`` (host:port) on a free local port; :meth:`cut` closes it and every connection
+    through it: for its clients the scheduler is gone, while the cluster behind goes on (and closes quickly)."""
+
+    def __init__(self, address: str) -> None:
+        host, port = address.removeprefix("tcp://").rsplit(":", 1)
+        self.upstream = (host, int(port))
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+                up = socket.create_connection(self.upstream)
+            except OSError:
+                return
+            self.sockets += [conn, up]
+            for a, b in ((conn, up), (up, conn)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        with contextlib.suppress(OSError):
+            self.server.shutdown(socket.SHUT_RDWR)   # wakes the accept(): the port refuses from now on
+        self.server.close()
+        for s in self.sockets:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+
+
+def test_a_lost_scheduler_is_one_error_line_without_dask_s_log(reference, tmp_path, threads_cluster, monkeypatch,
+                                                                capfd):
+    """Dask's client printed `distributed.client - ERROR - Failed to reconnect...` before dialeval's line."""
+    import dialeval.pipeline
+    from dialeval import distributed
+    from dialeval.cli.main import run as cli
+
+    root, inputs, _ = reference
+    cluster, _client = threads_cluster
+    monkeypatch.setenv("DIALEVAL_CACHE", str(root / "cache-ref"))
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT", "1s")   # the client's time to reconnect
+    started, release = threading.Event(), threading.Event()
+
+    def stuck(*args, **kwargs):
+        started.set()
+        release.wait(30)
+        raise RuntimeError("released")
+
+    monkeypatch.setattr(dialeval.pipeline, "predict_shard", stuck)
+    proxy = _Proxy(cluster.scheduler_address)
+    capfd.readouterr()
+    for name in ("distributed", "distributed.client"):   # as in `dialeval predict` (pytest's are others)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        monkeypatch.setattr(logging.getLogger(name), "handlers", [handler])
+        monkeypatch.setattr(logging.getLogger(name), "propagate", False)
+
+    def lose_the_scheduler():
+        if started.wait(30):
+            proxy.cut()
+
+    threading.Thread(target=lose_the_scheduler, daemon=True).start()
+    try:
+        code = cli(["predict", *map(str, inputs[:2]), "--out", str(tmp_path / "lost"), "--scheduler",
+                    f"tcp://127.0.0.1:{proxy.port}"])
+    finally:
+        release.set()
+        proxy.cut()
+    err = capfd.readouterr().err
+    assert code == 2
+    assert len(err.splitlines()) == 1 and err.startswith("error: "), err
+    assert "the Dask cluster failed while predicting it" in err
+    assert logging.getLogger("distributed.client").level == logging.WARNING   # restored
+
+
+@pytest.mark.parametrize("stop", ["fail-fast", "ctrl-c"])
+def test_a_stopped_run_leaves_no_task_writing_into_out(reference, tmp_path, threads_cluster, monkeypatch, stop):
+    """Shards of tasks still running when the command had returned landed in --out seconds later, not in the
+    manifest; the shards not started are not started at all."""
+    import dialeval.pipeline
+    from dialeval import distributed
+
+    root, inputs, _ = reference
+    cluster, _client = threads_cluster
+    monkeypatch.setenv("DIALEVAL_CACHE", str(root / "cache-ref"))
+    real = dialeval.pipeline.predict_shard
+    running, stopped, finished = threading.Event(), threading.Event(), threading.Event()
+    calls = []
+
+    def shard(src, *args, **kwargs):
+        calls.append(os.path.basename(src))
+        if src.endswith("a.jsonl"):                 # runs on until the command has returned
+            running.set()
+            stopped.wait(30)
+            try:
+                return real(src, *args, **kwargs)
+            finally:
+                finished.set()
+        running.wait(30)
+        if stop == "fail-fast":
+            raise DialevalError("line 1: not a dialogue", file=src)
+        stopped.wait(30)
+        return real(src, *args, **kwargs)
+
+    monkeypatch.setattr(dialeval.pipeline, "predict_shard", shard)
+    if stop == "ctrl-c":
+        look = distributed.WorkerWatch.look
+
+        def interrupted(self, count, now):
+            if running.is_set() and len(calls) == 2:
+                raise KeyboardInterrupt
+            look(self, count, now)
+
+        monkeypatch.setattr(distributed.WorkerWatch, "look", interrupted)
+    out = tmp_path / "stopped"
+    with pytest.raises(DialevalError if stop == "fail-fast" else KeyboardInterrupt):
+        predict_many(inputs, out, scheduler=cluster.scheduler_address, fail_fast=True)
+    stopped.set()
+    assert finished.wait(30)
+    time.sleep(0.5)                                # the task discards its shard, and ends
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json"]
+    assert json.loads((out / "manifest.json").read_text())["shards"] == []
+    if stop == "ctrl-c":   # two workers: the three other shards were cancelled (a refusal frees its worker first)
+        assert sorted(calls) == ["a.jsonl", "b.json"]
+
+
+def test_a_worker_that_cannot_read_an_input_says_so_and_not_to_resume(reference, tmp_path, threads_cluster,
+                                                                       monkeypatch):
+    """It said "the Dask cluster failed while predicting it (FileNotFoundError: ...); run the command again to
+    resume": running it again cannot help."""
+    from distributed import get_worker
+
+    import dialeval.pipeline
+
+    root, inputs, _ = reference
+    cluster, _client = threads_cluster
+    monkeypatch.setenv("DIALEVAL_CACHE", str(root / "cache-ref"))
+    real = dialeval.pipeline.sha256_file
+
+    def not_on_the_workers(path):
+        try:
+            get_worker()
+        except ValueError:   # the client: it sees the file
+            return real(path)
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+
+    monkeypatch.setattr(dialeval.pipeline, "sha256_file", not_on_the_workers)
+    src = inputs[0]
+    with pytest.raises(DialevalError) as caught:
+        predict_many([src], tmp_path / "r", scheduler=cluster.scheduler_address)
+    assert str(caught.value) == (
+        f"{src}: a Dask worker (on 127.0.0.1) cannot read this input (FileNotFoundError: No such file or "
+        f"directory); the workers read the inputs at the client's paths ({src.resolve()}): they need the same files "
+        "at the same paths (a shared file system)")
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["manifest.json"]
