@@ -287,7 +287,8 @@ def test_enter_on_a_tabbed_label_button_submits_and_never_changes_a_label(sqlite
             p.keyboard.press("1")                      # VALID on its turn 1; the focus stays on that turn
             got = _focused(p)
             assert got["turn"] == "1" and got["name"] == "turn 1 validity: VALID", got
-            for _ in range(3):
+            expect(p.locator("#saved")).to_have_text("saved")   # the label's answer first: under load it came
+            for _ in range(3):                                   # after the Enters and wrote over their message
                 p.keyboard.press("Enter")
             expect(p.locator("#saved")).to_contain_text("1 label still missing")
             aid2 = pj.call("POST", "/api/annotation/e1/next", code).json()["assignment"]
