@@ -70,3 +70,33 @@ def test_scales_are_declared_once():
     s = stc3_scales()
     assert set(s) == {"A", "S", "E", "nugget_customer", "nugget_helpdesk"}
     assert s["nugget_helpdesk"].levels == ("HNUG", "HNUG*", "HNaN")
+
+
+def _named(annotators: list) -> dict:
+    return {"id": "d", "turns": [{"sender": "customer", "utterances": ["hi"]}],
+            "annotations": [{"annotator": a, "quality": {"A": 1, "S": 0, "E": -1}, "nugget": ["CNUG0"]}
+                            for a in annotators]}
+
+
+def test_named_annotators_are_read_and_written_so_no_panel_is_assumed(tmp_path):
+    """An annotation project's STC-3 export lost who labelled, and the reader took the j-th labels of every
+    dialogue for one person's (a panel), mixing people in a model's per-annotator heads (a COLLECT.md probe)."""
+    from dialeval.models.turndata import panel_of
+
+    records = [{**_named(["A001", "A004"]), "id": "d1"}, {**_named(["A003", "A004"]), "id": "d2"}]
+    corpus = read_stc3(records)
+    assert [d.annotators for d in corpus] == [["A001", "A004"], ["A003", "A004"]]
+    assert corpus.dialogues[0].turns[0].annotators == ["A001", "A004"]
+    assert panel_of(corpus.scales["A"], corpus.dialogues) is None
+    write_stc3(corpus, str(tmp_path / "back.json"))
+    again = json.loads((tmp_path / "back.json").read_text(encoding="utf-8"))
+    assert [a["annotator"] for a in again[1]["annotations"]] == ["A003", "A004"]
+    unnamed = read_stc3([{k: v for k, v in records[0].items() if k != "annotations"}
+                         | {"annotations": [{"quality": {"A": 1, "S": 0, "E": -1}, "nugget": ["CNUG0"]}] * 2}])
+    assert unnamed.dialogues[0].annotators is None   # the official files: no names, a panel as before
+
+
+@pytest.mark.parametrize("bad", [3, "", None])
+def test_an_annotator_that_is_no_id_is_refused(bad):
+    with pytest.raises(DialevalError, match=r"annotations\[0\]\.annotator: annotator .* is not allowed"):
+        read_stc3([_named([bad, "A002"])])

@@ -138,6 +138,10 @@ def read_stc3(source: Source) -> Corpus:
             if any("nugget" in a for a in anns):
                 for t, turn in enumerate(turns):
                     turn.labels[NUGGET_SCALE[turn.sender]] = [a["nugget"][t] for a in anns]
+            if all("annotator" in a for a in anns):  # named (an annotation project's export): no fixed panel
+                dlg.annotators = [a["annotator"] for a in anns]
+                for turn in turns:
+                    turn.annotators = list(dlg.annotators)
         dialogues.append(dlg)
     return Corpus(dialogues, stc3_scales(), "stc3", file)
 
@@ -152,6 +156,9 @@ def check_annotations(anns: object, senders: list[str], did: str, file: str | No
         if not isinstance(ann, dict):
             raise DialevalError("an annotation must be an object", file=file, dialogue=did, field=where)
         hq, hn = "quality" in ann, "nugget" in ann
+        if "annotator" in ann and (not isinstance(ann["annotator"], str) or not ann["annotator"].strip()):
+            raise DialevalError(f"annotator {describe(ann['annotator'])} is not allowed; allowed is the annotator's "
+                                "id, a non-empty string", file=file, dialogue=did, field=f"{where}.annotator")
         if has_q is None:
             has_q, has_n = hq, hn
         if (hq, hn) != (has_q, has_n):
@@ -193,8 +200,9 @@ def to_records(corpus: Corpus) -> list[dict]:
                 [len(v) for t in d.turns for v in t.labels.values()] + [0])
         if n:
             anns = []
+            who = _annotators(d, n)
             for a in range(n):
-                ann: dict = {}
+                ann: dict = {} if who is None else {"annotator": who[a]}
                 if all(k in d.labels for k in QUALITY_KEYS):
                     ann["quality"] = {k: int(d.labels[k][a]) for k in QUALITY_KEYS}
                 if d.turns and all(NUGGET_SCALE.get(t.sender) in t.labels for t in d.turns):
@@ -203,6 +211,14 @@ def to_records(corpus: Corpus) -> list[dict]:
             rec["annotations"] = anns
         out.append(rec)
     return out
+
+
+def _annotators(d: Dialogue, n: int) -> list[str] | None:
+    """The ids of the ``n`` annotators of ``d``'s labels, when the corpus names them (an annotation project's
+    export): written as each annotation's ``annotator``, so that a reader does not take the j-th labels of every
+    dialogue for one person's (:attr:`Scale.panel <dialeval.corpus.Scale.panel>`)."""
+    named = [d.annotators, *(t.annotators for t in d.turns)]
+    return next((list(a) for a in named if a is not None and len(a) == n), None)
 
 
 def write_stc3(corpus: Corpus, path: str) -> None:

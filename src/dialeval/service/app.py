@@ -34,7 +34,7 @@ from dialeval.service import csrf, invitations, ratelimit, security, teams
 from dialeval.service.annotation.routes import annotation_router
 from dialeval.service.apidocs import OPENAPI_PATH, add_docs, use_markdown
 from dialeval.service.bearer import AdminRoute, Token
-from dialeval.service.boundary import HeadAsGet, detail, validation_errors
+from dialeval.service.boundary import HeadAsGet, RequestBody, detail, validation_errors
 from dialeval.service.collection.routes import collection_router
 from dialeval.service.config import Settings
 from dialeval.service.db import Database, busy
@@ -49,7 +49,7 @@ from dialeval.service.urls import templates
 _HERE = files("dialeval.service")
 
 
-class TeamIn(BaseModel):
+class TeamIn(RequestBody):
     name: str = Field(description="Unique team name (1-100 characters; unique after NFKC and case folding; "
                                   "no invisible characters, no look-alike of a registered name).")
     affiliation: str = Field("", description="Optional affiliation (at most 200 characters).")

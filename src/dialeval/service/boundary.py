@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, model_validator
+from pydantic_core import PydanticCustomError
 
 from dialeval.errors import quote
 from dialeval.service.errors import Invalid
@@ -58,6 +60,22 @@ def _message(err: dict) -> str:
         return (f"the '{field}' part was sent as a plain form field ({len(err['input'])} characters, no filename); "
                 f"it must be a file upload, e.g. curl -F '{field}=@{FILE_FIELDS[field]}'")
     return str(err.get("msg", "invalid"))
+
+
+class RequestBody(BaseModel):
+    """A JSON request body whose unknown fields are refused (422), not dropped: ``{"nickname": "Bob"}`` where the
+    field is ``name`` started a chat under no name, without a word."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_fields(cls, data: object) -> object:
+        if isinstance(data, dict):
+            unknown = [k for k in data if k not in cls.model_fields]
+            if unknown:
+                raise PydanticCustomError("unknown_field", "{field} is not a field of this request; allowed are "
+                                          "{allowed}", {"field": repr(quote(str(unknown[0]), 40)),
+                                                        "allowed": ", ".join(cls.model_fields)})
+        return data
 
 
 class HeadAsGet:

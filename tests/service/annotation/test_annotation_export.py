@@ -66,8 +66,14 @@ def test_export_round_trip_stc3(sqlite_url, tmp_path):
         given = annotate_all(pj, codes, "s1", random.Random(1))
         export_annotations(pj.db, "s1", "stc3", tmp_path / "s.json")
         back = dialeval.read_corpus(tmp_path / "s.json")
-        # STC-3 JSON keeps each annotator's labels together but not their ids: compare per dialogue the
-        # sorted list of what each annotator gave
+        # STC-3 JSON keeps each annotator's labels together, and their ids in each annotation's "annotator"
+        # (without them a reader took the j-th labels of every dialogue for one person's: a COLLECT.md probe)
+        from dialeval.models.turndata import panel_of
+
+        assert all(d.annotators is not None and len(set(d.annotators)) == 2 for d in back)
+        assert all(t.annotators == d.annotators for d in back for t in d.turns)
+        same = len({tuple(d.annotators) for d in back}) == 1   # a panel only if the same people did every item
+        assert (panel_of(back.scales["A"], back.dialogues) is not None) == same
         want: dict = {}
         for (did, _aid), labels in given.items():
             want.setdefault(did, []).append(sorted(labels.items()))

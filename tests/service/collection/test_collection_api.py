@@ -385,3 +385,13 @@ def test_the_join_and_chat_pages_stay_under_the_root_path(ch):
         assert chat.status_code == 200 and 'id="chat"' in chat.text
         assert all(x.startswith("/dq/") for x in links(chat.text)), links(chat.text)
         assert 'data-api="/dq/api/collections/c1"' in chat.text
+
+
+def test_a_field_the_request_does_not_have_is_refused_not_dropped(ch):
+    """{"nickname": "Bob"} (the field is 'name') started a chat under no name, and the export had an empty
+    <user_name/> (a COLLECT.md probe). Every JSON body of the service refuses fields it does not have."""
+    [code] = ch.collection("c1", n_codes=1)
+    r = ch.call("POST", "/api/collections/c1/sessions", code, {"nickname": "Bob"})
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["msg"] == "'nickname' is not a field of this request; allowed are name"
+    assert ch.call("POST", "/api/collections/c1/sessions", code, {"name": "Bob"}).status_code == 201

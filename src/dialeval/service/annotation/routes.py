@@ -30,13 +30,14 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, Form, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, Field, StrictInt, StrictStr
+from pydantic import Field, StrictInt, StrictStr
 
 from dialeval.service import csrf, teams
 from dialeval.service.annotation import projects
 from dialeval.service.annotation.guidelines import render, split_title
 from dialeval.service.annotation.status import annotation_status
 from dialeval.service.bearer import AdminRoute
+from dialeval.service.boundary import RequestBody
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError
@@ -49,13 +50,13 @@ Code = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 AssignmentId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The assignment's id.")]
 
 
-class LabelIn(BaseModel):
+class LabelIn(RequestBody):
     turn: StrictInt = Field(description="The turn's position (0, 1, ...), or -1 for a dialogue-level scale.")
     scale: StrictStr = Field(max_length=64, description="The scale (a control of the scheme).")
     value: StrictStr | None = Field(max_length=64, description="A level of the scale; flags: yes/no; null clears.")
 
 
-class ExcludeIn(BaseModel):
+class ExcludeIn(RequestBody):
     annotator: StrictStr = Field(max_length=20, description="The annotator's id, e.g. A003.")
 
 

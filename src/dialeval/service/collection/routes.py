@@ -41,11 +41,11 @@ from fastapi import APIRouter, Depends, Form, Path, Query, Request, WebSocket, W
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from dialeval.errors import describe, suggest
 from dialeval.service import csrf
-from dialeval.service.boundary import close_reason, detail
+from dialeval.service.boundary import RequestBody, close_reason, detail
 from dialeval.service.collection import chats
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
@@ -73,11 +73,11 @@ WS_AUTH_LATE = 4408
 """The close code of a socket that sent no ``auth`` message within :data:`WS_AUTH_TIMEOUT_S` (as HTTP 408)."""
 
 
-class StartIn(BaseModel):
+class StartIn(RequestBody):
     name: str = Field("", description="The participant's nickname (<user_name>), at most 40 characters.")
 
 
-class TurnIn(BaseModel):
+class TurnIn(RequestBody):
     utterance: str = Field(description="What the participant says (1-2000 characters).")
     position: int | None = Field(None, ge=1, le=2**31 - 1, description=(
         "Optional: the place this turn is to take (the last turn the client has + 1). When the chat already "
