@@ -68,7 +68,7 @@ class Base(DeclarativeBase):
 
 class Team(Base):
     __tablename__ = "teams"
-    __table_args__ = (Index("ix_teams_name_skeleton", "name_skeleton"),
+    __table_args__ = (Index("ix_teams_name_skeleton", "name_skeleton"), Index("ix_teams_form_nonce", "form_nonce"),
                       UniqueConstraint("name_key", name="uq_teams_name_key"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -45,7 +45,8 @@ class TaskGold(Base):
 
 class Submission(Base):
     __tablename__ = "submissions"
-    __table_args__ = (Index("ix_submissions_task_team_time", "task_id", "team_id", "created_at"),)
+    __table_args__ = (Index("ix_submissions_task_team_time", "task_id", "team_id", "created_at"),
+                      Index("ix_submissions_team_time", "team_id", "created_at"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
