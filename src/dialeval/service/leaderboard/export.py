@@ -22,6 +22,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 from sqlalchemy import select
 
 from dialeval.errors import DialevalError
@@ -75,12 +76,12 @@ def export_matrix(db: Database, task_name: str, out: str | os.PathLike, now: dat
         scores = score(records, full)
         if scores.ids != list(full.ids):
             raise DialevalError(f"run {name} does not give every test-set dialogue", file=sub.filename)
-        for c in task.columns:
-            columns[c].append(scores.column(c).tolist())
+        for c in task.columns:   # float64 arrays: as Python floats, 58 KB a run (3,000 runs: 364 MB)
+            columns[c].append(np.array(scores.column(c), dtype=np.float64))
         write_bytes(out / f"{name}.json", json_text(records).encode() if is_zip(data) else data)
         names.append(name)
     for c, per_run in columns.items():
-        lines = (" ".join(repr(run[i]) for run in per_run) for i in range(len(full.ids)))
+        lines = (" ".join(repr(float(run[i])) for run in per_run) for i in range(len(full.ids)))
         write_text(out / matrix_name(c), "".join(line + "\n" for line in lines))
     write_text(out / "topics.txt", "".join(f"{i}\n" for i in full.ids))
     manifest = {"task": task_info(task), "gold": {"name": task.gold_name, "sha256": task.gold_sha256},
