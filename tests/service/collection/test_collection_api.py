@@ -395,3 +395,13 @@ def test_a_field_the_request_does_not_have_is_refused_not_dropped(ch):
     assert r.status_code == 422
     assert r.json()["detail"][0]["msg"] == "'nickname' is not a field of this request; allowed are name"
     assert ch.call("POST", "/api/collections/c1/sessions", code, {"name": "Bob"}).status_code == 201
+
+
+def test_a_nickname_that_is_the_engine_s_name_is_refused(ch):
+    """'I am iris too' from a participant named iris, talking to Iris, was exported as 'I am SYSTEM_NAME too'
+    (a COLLECT.md probe)."""
+    [code] = ch.collection("c1", n_codes=1)
+    engine = chats.get_collection(ch.db, "c1").engine_name
+    r = ch.start(code, engine.upper())
+    assert r.status_code == 422 and "the name of the chat system" in r.text, r.text
+    assert ch.start(code, "Ann").status_code == 201

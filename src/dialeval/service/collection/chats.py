@@ -176,7 +176,7 @@ def _seen(sess: ChatSession, role: str, now: datetime | None) -> None:
 
 def start_session(db: Database, c: Collection, code: str, nickname: str, now: datetime) -> ChatSession:
     """The participant's open chat if there is one, else a new one (human-human: paired, or waiting)."""
-    nickname = sessions.check_person_name(nickname)
+    nickname = sessions.check_person_name(nickname, None if c.human_human else c.engine_name)
     with db.write() as s:
         s.scalar(select(Collection.id).where(Collection.id == c.id).with_for_update())  # one pairing at a time
         inv = invitations.consume(s, code, KIND, now, target=c.name)

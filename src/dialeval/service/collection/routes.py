@@ -298,7 +298,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
         try:
             csrf.verify(request, csrf_token)
             chats.participant(db, name, code.strip())
-            nickname = chats.sessions.check_person_name(nickname)
+            nickname = chats.sessions.check_person_name(nickname, None if c.human_human else c.engine_name)
         except ServiceError as e:
             # what was typed stays in the form (a refused nickname does not make the code be typed again)
             return page(request, "collection/join.html", e.status, collection=info_, error=e.message,

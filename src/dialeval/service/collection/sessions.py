@@ -186,7 +186,7 @@ def check_engine_name(name: str) -> str:
     return name
 
 
-def check_person_name(name: object) -> str:
+def check_person_name(name: object, engine: str | None = None) -> str:
     """A participant's nickname (``<user_name>``), NFC-normalised: 0-40 letters (with their combining marks,
     as :func:`dialeval.service.names.mark_problem` allows them), digits, spaces, ``.`` ``'`` ``-``.
 
@@ -194,6 +194,8 @@ def check_person_name(name: object) -> str:
     of common words (:data:`COMMON_WORDS`: "you", "I", "the", "you too", "thank you") or of one Latin letter is
     refused too: the export replaces a name wherever it stands as a word, in every turn of the chat
     (:func:`dialeval.service.collection.export.replace_names`), and "you" would become ``USER_NAME`` throughout.
+    For the same reason the ``engine``'s name is refused (any case): "I am iris too" was exported as "I am
+    SYSTEM_NAME too".
     """
     if not isinstance(name, str):
         raise Invalid(f"nickname {describe(name)} is not text")
@@ -206,6 +208,9 @@ def check_person_name(name: object) -> str:
         raise Invalid(f"nickname {shown_name(name, 60)} is not allowed; use at most {MAX_PERSON} characters: letters "
                       "(with their accents or vowel signs), digits, spaces, '.', \"'\" or '-', starting and ending "
                       "with a letter or digit (or leave it empty)")
+    if name and engine and name.casefold() == unicodedata.normalize("NFC", engine).casefold():
+        raise Invalid(f"nickname {name!r} is not allowed: it is the name of the chat system you talk to, and the "
+                      "exported chats tell the two apart by name; use another name, or leave it empty")
     if name and ((len(name) == 1 and _matches_any(name, string.ascii_letters)) or _common_words_only(name)):
         raise Invalid(f"nickname {name!r} is not allowed: the exported chats replace your name wherever it stands "
                       "as a word, and it is a common word or a single letter; use a name, or leave it empty")
