@@ -363,8 +363,8 @@ def test_stc3_nugget_levels_carry_their_meaning(pj):
 def test_the_annotation_pages_stay_under_the_root_path(pj):
     """Behind a proxy's path prefix (the ASGI root_path) the join, annotate and status pages link, load, post
     and call the API under the prefix."""
-    from annotation_support import links
     from fastapi.testclient import TestClient
+    from service_support import links
 
     [code] = pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
     admin = teams.create_admin_token(pj.db, pj.clock())

@@ -483,7 +483,8 @@ def test_turn_numbers_contrast_and_label_button_size(sqlite_url, browser):
 def test_the_annotate_page_works_under_a_path_prefix(sqlite_url, browser):
     """Served under a proxy's path prefix (/dq, the ASGI root_path; any other path is a 404 here): the join
     form, the page's style and scripts and every API call stay under the prefix, and a label is saved."""
-    from annotation_support import UnderPrefix, chats_corpus
+    from annotation_support import chats_corpus
+    from service_support import UnderPrefix
 
     pj = Projects(sqlite_url)
     with_csp(pj.app)

@@ -71,32 +71,3 @@ def until(ws, kind: str, pred=lambda m: True) -> dict:
         if m["type"] == kind and pred(m):
             return m
     raise AssertionError(f"no {kind} message")
-
-
-class UnderPrefix:
-    """``app`` as a proxy serves it under a path prefix (the ASGI ``root_path``): requests at ``PREFIX/...``
-    reach it with ``root_path`` set; any other path is a 404 (so a page that ignores the prefix breaks)."""
-
-    def __init__(self, app, prefix: str = "/dq") -> None:
-        self.app, self.prefix = app, prefix
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] in ("http", "websocket"):
-            path = scope["path"]
-            if path != self.prefix and not path.startswith(self.prefix + "/"):
-                if scope["type"] == "websocket":
-                    await send({"type": "websocket.close", "code": 1008})
-                    return
-                await send({"type": "http.response.start", "status": 404,
-                            "headers": [(b"content-type", b"text/plain")]})
-                await send({"type": "http.response.body", "body": b"not under the prefix"})
-                return
-            scope = {**scope, "root_path": self.prefix}
-        await self.app(scope, receive, send)
-
-
-def links(html: str) -> list[str]:
-    """The site paths a page links to, loads or posts to (href, src, action, data-api)."""
-    import re
-
-    return sorted(set(re.findall(r'(?:href|src|action|data-api)="(/[^"]*)"', html)))

@@ -372,8 +372,8 @@ def test_a_stale_position_is_refused_before_the_engine_is_asked(ch, monkeypatch)
 def test_the_join_and_chat_pages_stay_under_the_root_path(ch):
     """Behind a proxy's path prefix (the ASGI root_path) every link, script, form and the API base the chat
     page gives its script are under the prefix."""
-    from collection_support import links
     from fastapi.testclient import TestClient
+    from service_support import links
 
     [code] = ch.collection(n_codes=1)
     with TestClient(ch.app, root_path="/dq") as c:

@@ -91,31 +91,42 @@ def test_two_people_are_paired_and_chat(sqlite_url, browser):
 
 
 @contextlib.contextmanager
-def _joined_chat(sqlite_url, browser, monkeypatch=None, fail_with: str | None = None):
-    """A participant joined to a chat of collection c1 in the browser, the message box ready: ``(page,
-    problems)``. ``fail_with``: the engine fails with this cause (``monkeypatch`` needed)."""
-    from dialeval.service.collection import chats
-    from dialeval.service.collection.engines import EngineError
-
+def _echo_chat(sqlite_url, browser, prepare=None):
+    """A participant (Ann) joined to a chat of collection c1 (the echo engine) in the browser, the message box
+    ready: ``(ch, page, problems)``. ``prepare(ch, code)`` runs before the page opens."""
     ch = Chats(sqlite_url)
     try:
         [code] = ch.collection("c1", "builtin:echo", n_codes=1)
-        if fail_with is not None:
-            c, _inv = chats.participant(ch.db, "c1", code)
-
-            def fails(self, dialogue):
-                raise EngineError(fail_with)
-
-            monkeypatch.setattr(type(chats.engine_of(c)), "reply", fails)
+        if prepare is not None:
+            prepare(ch, code)
         _with_csp(ch.app)
         with LiveServer(ch.app) as server:
             page = browser.new_page()
             problems = watch(page)
             _join(page, server.url, code, "Ann")
             page.wait_for_selector("#utterance:enabled")
-            yield page, problems
+            yield ch, page, problems
     finally:
         ch.close()
+
+
+@contextlib.contextmanager
+def _joined_chat(sqlite_url, browser, monkeypatch=None, fail_with: str | None = None):
+    """:func:`_echo_chat`'s ``(page, problems)``. ``fail_with``: the engine fails with this cause (``monkeypatch``
+    needed)."""
+    from dialeval.service.collection import chats
+    from dialeval.service.collection.engines import EngineError
+
+    def failing(ch, code):
+        c, _inv = chats.participant(ch.db, "c1", code)
+
+        def fails(self, dialogue):
+            raise EngineError(fail_with)
+
+        monkeypatch.setattr(type(chats.engine_of(c)), "reply", fails)
+
+    with _echo_chat(sqlite_url, browser, failing if fail_with is not None else None) as (_ch, page, problems):
+        yield page, problems
 
 
 def test_the_error_box_goes_when_the_chat_is_not_active(sqlite_url, browser, monkeypatch):
@@ -223,89 +234,69 @@ def test_a_turn_whose_answer_was_lost_is_not_sent_twice(sqlite_url, browser):
     """The server stores a turn but its answer never reaches the page: the page reads the chat again, shows the
     turn and the reply, says the message was saved (never "nothing was saved"), and the box is empty; the turn
     is stored once."""
-    ch = Chats(sqlite_url)
-    try:
-        [code] = ch.collection("c1", "builtin:echo", n_codes=1)
-        _with_csp(ch.app)
-        with LiveServer(ch.app) as server:
-            page = browser.new_page()
-            problems = watch(page)
-            _join(page, server.url, code, "Ann")
-            page.wait_for_selector("#utterance:enabled")
-            dropped = []
+    with _echo_chat(sqlite_url, browser) as (ch, page, problems):
+        dropped = []
 
-            def drop_answer(route):
-                if route.request.method == "POST" and not dropped:
-                    dropped.append(route.request.post_data_json)
-                    route.fetch()                      # the server stores the turn...
-                    route.abort("connectionreset")     # ...and its answer is lost
-                else:
-                    route.continue_()
+        def drop_answer(route):
+            if route.request.method == "POST" and not dropped:
+                dropped.append(route.request.post_data_json)
+                route.fetch()                      # the server stores the turn...
+                route.abort("connectionreset")     # ...and its answer is lost
+            else:
+                route.continue_()
 
-            page.route("**/api/collections/c1/sessions/*/turns", drop_answer)
-            page.fill("#utterance", "my first message")
-            page.press("#utterance", "Enter")
-            expect(page.locator("#chat-error")).to_contain_text("your message was saved")
-            expect(page.locator("#chat-error")).to_contain_text("the chat was reloaded")
-            assert "nothing was saved" not in page.inner_text("#chat-error")
-            assert dropped == [{"utterance": "my first message", "position": 1}]
-            expect(page.locator("#turns li")).to_have_count(2)
-            assert _positions(page) == [1, 2] and page.input_value("#utterance") == ""
-            page.wait_for_selector("#utterance:enabled")
-            page.fill("#utterance", "second")
-            page.press("#utterance", "Enter")
-            expect(page.locator("#turns li")).to_have_count(4)
-            assert _positions(page) == [1, 2, 3, 4]
-            assert _expected_noise(problems) == []
+        page.route("**/api/collections/c1/sessions/*/turns", drop_answer)
+        page.fill("#utterance", "my first message")
+        page.press("#utterance", "Enter")
+        expect(page.locator("#chat-error")).to_contain_text("your message was saved")
+        expect(page.locator("#chat-error")).to_contain_text("the chat was reloaded")
+        assert "nothing was saved" not in page.inner_text("#chat-error")
+        assert dropped == [{"utterance": "my first message", "position": 1}]
+        expect(page.locator("#turns li")).to_have_count(2)
+        assert _positions(page) == [1, 2] and page.input_value("#utterance") == ""
+        page.wait_for_selector("#utterance:enabled")
+        page.fill("#utterance", "second")
+        page.press("#utterance", "Enter")
+        expect(page.locator("#turns li")).to_have_count(4)
+        assert _positions(page) == [1, 2, 3, 4]
+        assert _expected_noise(problems) == []
         assert _said(ch) == ["my first message", "second"]
-    finally:
-        ch.close()
 
 
 def test_a_turn_that_may_not_have_arrived_reads_the_chat_before_it_is_sent_again(sqlite_url, browser):
     """The connection breaks before the turn reaches the server, and the chat cannot be read again at once:
     the page says the message may have been saved, keeps the text, and Enter reads the chat first; the next
     Enter sends it, once."""
-    ch = Chats(sqlite_url)
-    try:
-        [code] = ch.collection("c1", "builtin:echo", n_codes=1)
-        _with_csp(ch.app)
-        with LiveServer(ch.app) as server:
-            page = browser.new_page()
-            problems = watch(page)
-            _join(page, server.url, code, "Ann")
-            page.wait_for_selector("#utterance:enabled")
-            broken = {"turns": 1, "reads": 1}
+    with _echo_chat(sqlite_url, browser) as (ch, page, problems):
+        broken = {"turns": 1, "reads": 1}
 
-            def offline(route):
-                kind = "turns" if route.request.method == "POST" else "reads"
-                if broken[kind]:
-                    broken[kind] -= 1
-                    route.abort("internetdisconnected")
-                else:
-                    route.continue_()
+        def offline(route):
+            kind = "turns" if route.request.method == "POST" else "reads"
+            if broken[kind]:
+                broken[kind] -= 1
+                route.abort("internetdisconnected")
+            else:
+                route.continue_()
 
-            page.route("**/api/collections/c1/sessions/*/turns", offline)
-            page.route("**/api/collections/c1/sessions/*?after=*", offline)
-            page.fill("#utterance", "hello")
-            page.press("#utterance", "Enter")
-            expect(page.locator("#chat-error")).to_contain_text("your message may have been saved")
-            expect(page.locator("#chat-error")).to_contain_text("could not be reloaded yet")
-            assert page.input_value("#utterance") == "hello"
-            page.wait_for_selector("#utterance:enabled")
-            page.press("#utterance", "Enter")           # reads the chat: nothing was stored
-            expect(page.locator("#chat-error")).to_contain_text("The chat was reloaded")
-            expect(page.locator("#chat-error")).to_contain_text("send it again only if it is not in the chat")
-            assert page.locator("#turns li").count() == 0 and page.input_value("#utterance") == "hello"
-            assert _said(ch) == []
-            page.wait_for_selector("#utterance:enabled")
-            page.press("#utterance", "Enter")
-            expect(page.locator("#turns li")).to_have_count(2)
-            expect(page.locator("#chat-error")).to_be_hidden()
-            assert _expected_noise(problems) == []
+        page.route("**/api/collections/c1/sessions/*/turns", offline)
+        page.route("**/api/collections/c1/sessions/*?after=*", offline)
+        page.fill("#utterance", "hello")
+        page.press("#utterance", "Enter")
+        expect(page.locator("#chat-error")).to_contain_text("your message may have been saved")
+        expect(page.locator("#chat-error")).to_contain_text("could not be reloaded yet")
+        assert page.input_value("#utterance") == "hello"
+        page.wait_for_selector("#utterance:enabled")
+        page.press("#utterance", "Enter")           # reads the chat: nothing was stored
+        expect(page.locator("#chat-error")).to_contain_text("The chat was reloaded")
+        expect(page.locator("#chat-error")).to_contain_text("send it again only if it is not in the chat")
+        assert page.locator("#turns li").count() == 0 and page.input_value("#utterance") == "hello"
+        assert _said(ch) == []
+        page.wait_for_selector("#utterance:enabled")
+        page.press("#utterance", "Enter")
+        expect(page.locator("#turns li")).to_have_count(2)
+        expect(page.locator("#chat-error")).to_be_hidden()
+        assert _expected_noise(problems) == []
         assert _said(ch) == ["hello"]
-    finally:
-        ch.close()
 
 
 def test_two_windows_of_one_chat_never_skip_a_turn(sqlite_url, browser):
@@ -389,7 +380,7 @@ def test_after_a_reload_the_participants_own_turns_are_still_theirs(sqlite_url, 
 def test_the_chat_pages_work_under_a_path_prefix(sqlite_url, browser):
     """Served under a proxy's path prefix (/dq, the ASGI root_path; any other path is a 404 here): the join
     form, the chat's API calls and the human-human WebSocket all stay under the prefix."""
-    from collection_support import UnderPrefix
+    from service_support import UnderPrefix
 
     ch = Chats(sqlite_url)
     try:
