@@ -175,13 +175,13 @@ def test_guideline_spelling_reads_alike_in_every_encoding(tmp_path, codec):
     assert c.meta["notices"] == [f"{p}:3: read </VALID> as <VALID/> (the guidelines' spelling)"]
 
 
+@pytest.mark.parametrize("head", ['<?xml version="1.0" encoding="UTF-16"?>\n', "\n"])
 @pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
-def test_utf16_xml_without_a_byte_order_mark_is_detected_as_its_reader_reads_it(tmp_path, codec):
+def test_utf16_xml_without_a_byte_order_mark_is_detected_as_its_reader_reads_it(tmp_path, codec, head):
     """Detection said 'looks like UTF-16 text without a byte-order mark; save it as UTF-8' of a file the WOCHAT
-    reader reads (given --from wochat)."""
+    reader reads (given --from wochat); both follow one rule (io.text.utf16_without_bom), a blank first too."""
     p = tmp_path / "d.xml"
-    p.write_bytes(wochat("héllo", '<annotator id="a1"><VALID/></annotator>',
-                         head='<?xml version="1.0" encoding="UTF-16"?>\n').encode(codec))
+    p.write_bytes(wochat("héllo", '<annotator id="a1"><VALID/></annotator>', head=head).encode(codec))
     assert detect(p) == "wochat"
     assert read_corpus(p).dialogues[0].turns[0].utterances == ["héllo"]
 

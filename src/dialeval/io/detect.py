@@ -14,7 +14,7 @@ from pathlib import Path
 from dialeval.errors import DialevalError
 from dialeval.io._files import as_path, listed_files, name_matches, only_json_file
 from dialeval.io.formats import FORMATS
-from dialeval.io.text import utf8_bytes
+from dialeval.io.text import utf8_bytes, utf16_without_bom
 
 HEAD_BYTES = 1024 * 1024
 
@@ -58,9 +58,9 @@ def probe(path: Path) -> Probe:
         return Probe(path, True, counts)
     with path.open("rb") as fh:
         raw = fh.read(HEAD_BYTES)
-    if raw[:2] in (b"<\0", b"\0<"):  # XML in UTF-16 without a byte-order mark, which the WOCHAT reader reads
-        head = raw[:len(raw) // 2 * 2].decode("utf-16-le" if raw[0] else "utf-16-be", errors="replace")
-    else:
+    wide = utf16_without_bom(raw)   # XML in UTF-16 without a byte-order mark, as the WOCHAT reader reads it
+    head = raw[:len(raw) // 2 * 2].decode(wide, errors="replace") if wide else ""
+    if not head.lstrip(" \t\r\n").startswith("<"):
         head = utf8_bytes(raw, str(path), partial=True).decode("utf-8", errors="replace")
     head = head.lstrip("\ufeff \t\r\n")
     pr = Probe(path, False, head=head, top=head[:1])

@@ -24,6 +24,19 @@ _UTF16 = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")
 CSV_DELIMITERS = ",;\t|"
 
 
+def utf16_without_bom(data: bytes) -> str:
+    """``"utf-16-le"`` or ``"utf-16-be"`` for text with no byte-order mark whose first character is two bytes
+    wide (one byte of it zero: ``<`` or a blank, as XML starts), else ``""``: the WOCHAT reader's rule, which
+    format detection follows.
+
+    >>> utf16_without_bom("<a/>".encode("utf-16-le")), utf16_without_bom(b"<a/>")
+    ('utf-16-le', '')
+    """
+    if len(data) >= 2 and bool(data[0]) != bool(data[1]):
+        return "utf-16-le" if data[0] else "utf-16-be"
+    return ""
+
+
 def utf8_bytes(data: bytes, file: str | None = None, *, partial: bool = False) -> bytes:
     """``data`` as UTF-8 bytes without a byte-order mark (UTF-16 with a BOM decoded), or a one-line error.
 

@@ -46,6 +46,7 @@ from defusedxml.ElementTree import DefusedXMLParser
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
 from dialeval.errors import DialevalError, describe
 from dialeval.io._files import MAX_BYTES, as_path, files_in, read_bounded
+from dialeval.io.text import utf16_without_bom
 
 VALIDITY = "validity"
 VALIDITY_TAGS = ("VALID", "ACCEPTABLE", "INVALID")
@@ -125,8 +126,8 @@ def xml_text(data: bytes, file: str | None = None) -> str:
         raise DialevalError("the file is UTF-32 text, which XML parsers do not read; allowed are UTF-8, UTF-16 "
                             "and the encodings an XML declaration may name: save it as UTF-8", file=file)
     bom, codec = next(((b, c) for b, c in _XML_BOMS if data.startswith(b)), (b"", ""))
-    if not codec and len(data) >= 2 and bool(data[0]) != bool(data[1]):   # '<' or a blank, two bytes wide
-        codec = "utf-16-le" if data[0] else "utf-16-be"
+    if not codec:
+        codec = utf16_without_bom(data)
     if not codec:
         m = _XML_DECLARED.match(data)
         codec = m.group(1).decode("ascii", "replace") if m else "utf-8"
