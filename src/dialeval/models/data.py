@@ -30,7 +30,7 @@ CUSTOMER, HELPDESK = SENDERS
 def check_subtasks(subtask: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """``"both" | "quality" | "nugget"`` (or a tuple of subtasks) as a tuple of subtasks, in report order."""
     if isinstance(subtask, str):
-        if not isinstance(subtask, str) or subtask not in SUBTASK_CHOICES:
+        if subtask not in SUBTASK_CHOICES:
             raise DialevalError(f"subtask {describe(subtask)} is not allowed; allowed are "
                                 + ", ".join(SUBTASK_CHOICES))
         return SUBTASKS if subtask == "both" else (subtask,)

@@ -107,11 +107,11 @@ def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = 
         cols = [src.levels.index(back[lv]) for lv in levels]
         turns[target] = (rows, probs[:, cols])
         scales[target] = TurnScale(target, levels, corpus.scales[target].kind, src.senders)
-    _warn_unpredicted(corpus, table, turns, scales)
     if not any(len(r) for r, _ in turns.values()):
         senders = sorted({s for sc in est.scales.values() for s in sc.senders})
         raise DialevalError(f"the model predicts turns of sender(s) {', '.join(senders)}; the corpus has none "
                             f"(its senders: {', '.join(sorted(set(table.senders)))})", file=corpus.source)
+    _warn_unpredicted(corpus, table, turns, scales)
     return turn_records(table, turns, scales)
 
 
@@ -120,10 +120,8 @@ def _warn_unpredicted(corpus: Corpus, table: TurnTable, turns: dict[str, tuple[n
     """Warn when labelled turns of the corpus are left out of the run (the scorer skips them, or counts them as
     worst): turns of senders the model was not trained on, or turns before the first position it predicts (a
     model saved by an older dialeval learnt that position as the earliest labelled one, and skipped the
-    system's first turn of dialogues the user opens). Nothing when no turn is predicted at all: the error that
-    follows says why."""
-    if not any(len(r) for r, _ in turns.values()):
-        return
+    system's first turn of dialogues the user opens). Called once some turn is predicted (when none is, the
+    error says why)."""
     for name, (rows, _probs) in turns.items():
         scale = corpus.scales.get(name)
         if scale is None or scale.level != "turn":

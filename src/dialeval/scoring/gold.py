@@ -159,9 +159,12 @@ def gold_format(source: object, format: str | None = None, *, choose: str | None
     except DialevalError:
         path = Path(source) if isinstance(source, str | os.PathLike) else None
         # a pipe or a device: detection's reason says to give the format (reading it to look for '<' used it up)
-        if path is not None and (path.is_dir() or (path.exists() and not path.is_file()) or _starts_as_xml(path)):
+        if path is not None and (path.is_dir() or (path.exists() and not path.is_file())):
             raise
-        made_from = _gold_document_source(path) if path is not None else None
+        head = _head(path) if path is not None else b""
+        if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<":   # XML: detection's reasons are the error
+            raise
+        made_from = _gold_document_source(head)
         if made_from is not None:  # 'the top level is a JSON dict; expected an array' did not say what it was
             raise DialevalError("is a gold distributions file written by `dialeval gold`, which is read as a run "
                                 "(a perfect one); as gold, give the annotated corpus it was built from"
@@ -173,14 +176,18 @@ _GOLD_DOCUMENT = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"dialeval"\s*:\s*"gold
 _SOURCE = re.compile(rb'"source"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 
-def _gold_document_source(path: Path) -> str | None:
-    """The ``source`` of a gold document :func:`dialeval.distributions.gold_document` wrote (``""`` when it
-    names none), or None when ``path`` is not one."""
+def _head(path: Path) -> bytes:
+    """The first 4,096 bytes of ``path`` (none when it cannot be read: the reader says why)."""
     try:
         with path.open("rb") as fh:
-            head = fh.read(4096)
+            return fh.read(4096)
     except OSError:
-        return None
+        return b""
+
+
+def _gold_document_source(head: bytes) -> str | None:
+    """The ``source`` of a gold document :func:`dialeval.distributions.gold_document` wrote, from the ``head`` of
+    its file (``""`` when it names none), or None when it is not one."""
     if not _GOLD_DOCUMENT.match(head):
         return None
     m = _SOURCE.search(head)
@@ -188,13 +195,3 @@ def _gold_document_source(path: Path) -> str | None:
         return str(json.loads(m.group(1))) if m else ""
     except ValueError:
         return ""
-
-
-def _starts_as_xml(path: Path) -> bool:
-    """Whether a file's first character, after a byte-order mark and white space, is ``<``."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<"
