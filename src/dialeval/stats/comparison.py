@@ -223,23 +223,25 @@ def _check_runs(runs: Sequence[str], m: int) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class _Ranking:
-    """One measure's runs best first (means equal but for rounding tie: :func:`snap_ties`), their ranks (ties
-    share the best), the p-values that decide significance and the groups of runs not significantly different."""
+    """One measure's run means as ranks see them (equal where they differ by rounding only: :func:`snap_ties`),
+    its runs best first, their ranks (ties share the best), the p-values that decide significance and the groups
+    of runs not significantly different."""
 
+    tied: np.ndarray
     order: list[int]
     ranks: np.ndarray
     deciding: np.ndarray
     groups: list[list[int]]
 
 
-def _ranking(X: np.ndarray, tukey: TukeyHSD, lower: bool, alpha: float) -> _Ranking:
-    tied = snap_ties(tukey.means, tie_tolerance(X))
+def _ranking(tukey: TukeyHSD, tol: float, lower: bool, alpha: float) -> _Ranking:
+    tied = snap_ties(tukey.means, tol)
     key = tied if lower else -tied
     order = [int(i) for i in np.argsort(key, kind="stable")]
     # the p-values that decide: the test's own, or all 1 when B cannot resolve alpha (decisive: p = 0 then
     # only says p < 1/B)
     deciding = tukey.pvalues if decisive(tukey.B, alpha) else np.ones_like(tukey.pvalues)
-    return _Ranking(order, np.searchsorted(np.sort(key), key, side="left") + 1, deciding,
+    return _Ranking(tied, order, np.searchsorted(np.sort(key), key, side="left") + 1, deciding,
                     not_different_groups(deciding, order, alpha))
 
 
@@ -341,20 +343,19 @@ def compare_measures(matrices: Mapping[str, object], runs: Sequence[str], *,
     boots = {name: boot[:, i * m:(i + 1) * m] for i, name in enumerate(arrays)}
     # One group-letter style for the whole comparison: letters run together ("abc") unless some measure has
     # more than 26 groups, whose two-letter labels need commas ("z,aa") -- then commas in every measure.
-    rankings = {name: _ranking(X, tukeys[name], lower[name], alpha) for name, X in arrays.items()}
+    tol = {name: tie_tolerance(X) for name, X in arrays.items()}  # ties of rounding: in ranks, groups and tau
+    rankings = {name: _ranking(tukeys[name], tol[name], lower[name], alpha) for name in arrays}
     sep = "" if max(len(r.groups) for r in rankings.values()) <= 26 else ","
     measures = tuple(_measure(name, X, names, lower[name], tukeys[name], rankings[name], boots[name], alpha, level,
                               sep) for name, X in arrays.items())
     keys = list(arrays)
     sign = {name: 1.0 if lower[name] else -1.0 for name in keys}  # orient every measure best-first
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    tol = {name: tie_tolerance(arrays[name]) for name in keys}  # ties of rounding are ties in tau too
     replicates = kendall_rows_pairs([snap_ties(sign[name] * boots[name], tol[name]) for name in keys], pairs)
     jackknife = kendall_rows_pairs([snap_ties(sign[name] * jackknife_means(arrays[name]), tol[name])
                                     for name in keys], pairs)
     agreement = [RankAgreement(keys[i], keys[j], tau_from_bootstrap(
-        snap_ties(sign[keys[i]] * tukeys[keys[i]].means, tol[keys[i]]),
-        snap_ties(sign[keys[j]] * tukeys[keys[j]].means, tol[keys[j]]), replicates[:, p],
+        sign[keys[i]] * rankings[keys[i]].tied, sign[keys[j]] * rankings[keys[j]].tied, replicates[:, p],
         jackknife[:, p], level, B, key)) for p, (i, j) in enumerate(pairs)]
     settings = {"test": TUKEY_TEST, "permutation": "scores permuted within each dialogue", "B": B, "seed": key,
                 "pvalue": f"share of the B permuted datasets whose largest difference of run means reaches the "
