@@ -207,7 +207,6 @@ def test_the_watch_warns_when_the_last_worker_goes_and_stops_the_run_after_its_l
 
 
 def test_a_run_whose_workers_all_leave_stops_with_one_error(reference, tmp_path, threads_cluster, monkeypatch):
-    import dialeval.pipeline
     from dialeval import distributed
     from dialeval.errors import DialevalWarning
 
@@ -216,14 +215,7 @@ def test_a_run_whose_workers_all_leave_stops_with_one_error(reference, tmp_path,
     monkeypatch.setenv("DIALEVAL_CACHE", str(root / "cache-ref"))
     monkeypatch.setattr(distributed, "NO_WORKER_TIMEOUT", 1.0)
     monkeypatch.setattr(distributed, "POLL", 0.1)
-    started, release = threading.Event(), threading.Event()
-
-    def stuck(*args, **kwargs):
-        started.set()
-        release.wait(30)
-        raise RuntimeError("released")
-
-    monkeypatch.setattr(dialeval.pipeline, "predict_shard", stuck)
+    started, release = _stuck_shards(monkeypatch)
     caught: dict = {}
 
     def run():
@@ -247,6 +239,22 @@ def test_a_run_whose_workers_all_leave_stops_with_one_error(reference, tmp_path,
 
 
 # ------------------------------------------------- what a probe against `dask scheduler` + `dask worker` found
+
+def _stuck_shards(monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """Shards that hang until released, then fail: ``(started, release)``, set when the first starts and to
+    release them."""
+    import dialeval.pipeline
+
+    started, release = threading.Event(), threading.Event()
+
+    def stuck(*args, **kwargs):
+        started.set()
+        release.wait(30)
+        raise RuntimeError("released")
+
+    monkeypatch.setattr(dialeval.pipeline, "predict_shard", stuck)
+    return started, release
+
 
 def _dialeval_plugins(cluster, client) -> list[str]:
     """The dialeval plugins the scheduler holds (and hands every worker that joins) and the workers hold."""
@@ -372,7 +380,6 @@ class _Proxy:
 def test_a_lost_scheduler_is_one_error_line_without_dask_s_log(reference, tmp_path, threads_cluster, monkeypatch,
                                                                 capfd):
     """Dask's client printed `distributed.client - ERROR - Failed to reconnect...` before dialeval's line."""
-    import dialeval.pipeline
     from dialeval import distributed
     from dialeval.cli.main import run as cli
 
@@ -380,14 +387,7 @@ def test_a_lost_scheduler_is_one_error_line_without_dask_s_log(reference, tmp_pa
     cluster, _client = threads_cluster
     monkeypatch.setenv("DIALEVAL_CACHE", str(root / "cache-ref"))
     monkeypatch.setattr(distributed, "CONNECT_TIMEOUT", "1s")   # the client's time to reconnect
-    started, release = threading.Event(), threading.Event()
-
-    def stuck(*args, **kwargs):
-        started.set()
-        release.wait(30)
-        raise RuntimeError("released")
-
-    monkeypatch.setattr(dialeval.pipeline, "predict_shard", stuck)
+    started, release = _stuck_shards(monkeypatch)
     proxy = _Proxy(cluster.scheduler_address)
     capfd.readouterr()
     for name in ("distributed", "distributed.client"):   # as in `dialeval predict` (pytest's are others)
