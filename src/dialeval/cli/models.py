@@ -261,6 +261,7 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
     if to == PredictTo.run:
         from dialeval.io.runs import write_run
 
+        make_folder(out_path.parent, "--out")  # a run file's folders are made, as a folder --out's are
         write_run(records, str(out_path))
     if to == PredictTo.dbdc:
         from dialeval.io.turnruns import write_dbdc_labels
@@ -360,7 +361,6 @@ def register(app: typer.Typer) -> None:
                                         "run file; give a file name such as "
                                         f"{out_path / (Path(dialogues[0]).stem or 'run')}.json")
                 check_output_file(out_path)
-                make_folder(out_path.parent, "--out")  # a folder --out makes its folders; a file's are made too
             _predict_one(Path(dialogues[0]), out_path, model, _value(subtask), to, scores_out, from_, names)
             return
         if from_ is not None:
