@@ -22,6 +22,7 @@ from dialeval import __version__
 from dialeval.errors import DialevalError, describe
 from dialeval.measures import get as get_measure
 from dialeval.service.db import Database, Team
+from dialeval.service.errors import NotFound, ServiceError
 from dialeval.service.leaderboard.runs import all_finite, rounded_public
 from dialeval.service.leaderboard.tables import Submission, Task
 from dialeval.service.leaderboard.tasks import get_task, task_info
@@ -30,6 +31,10 @@ from dialeval.tasks import get as declared_task
 
 PER = ("team", "run")
 """Leaderboard views: one row per team, or one per run."""
+ROWS_PER_PAGE = 100
+"""Rows of a leaderboard page (the JSON API gives every row unless asked for a page)."""
+MAX_ROWS_PER_PAGE = 1000
+"""Most rows one page (of the HTML board or the JSON API) may ask for."""
 
 
 def column_info(column: str, task: str) -> dict:
@@ -123,6 +128,54 @@ def leaderboard(db: Database, task_name: str, *, by: str | None = None, per: str
 def leaderboard_json(db: Database, task_name: str, *, by: str | None = None, per: str = "team") -> bytes:
     """:func:`leaderboard` encoded as JSON (encoded once per change of the board)."""
     return _kept(db, task_name, by, per)[1]
+
+
+def page_bounds(n_rows: int, page: object, per_page: object = ROWS_PER_PAGE) -> tuple[int, int, int]:
+    """The rows ``[start, stop)`` of page ``page`` (from 1) of ``per_page`` rows, and the number of pages.
+
+    A board with no row has one (empty) page. ``page`` and ``per_page`` may be given as the text of a query
+    parameter.
+
+    Raises
+    ------
+    ServiceError
+        ``page`` is not an integer from 1 to the number of pages (404 past the last page), or ``per_page`` not
+        an integer from 1 to :data:`MAX_ROWS_PER_PAGE` (400).
+
+    Examples
+    --------
+    >>> page_bounds(250, 3), page_bounds(0, 1), page_bounds(5, "1", "2")
+    ((200, 250, 3), (0, 0, 1), (0, 2, 3))
+    """
+    size = _whole(per_page, "rows per page", 1, MAX_ROWS_PER_PAGE)
+    pages = max(1, -(-n_rows // size))
+    number = _whole(page, "page", 1, None)
+    if number > pages:
+        raise NotFound(f"page {number} is past the last page; this leaderboard has {pages} page"
+                       f"{'s' if pages > 1 else ''} of {size} rows")
+    start = (number - 1) * size
+    return start, min(start + size, n_rows), pages
+
+
+def _whole(value: object, what: str, low: int, high: int | None) -> int:
+    """``value`` (an int or its decimal text) as an int from ``low`` to ``high``, else a ServiceError (400)."""
+    allowed = f"allowed are integers from {low}" + (f" to {high}" if high is not None else " up")
+    number = value
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value) < 12:
+        number = int(value)
+    if not isinstance(number, int) or isinstance(number, bool) or number < low or (high is not None and number > high):
+        raise ServiceError(f"{what} {describe(value)} is not allowed; {allowed}")
+    return number
+
+
+def board_page(board: dict, page: object, per_page: object = None) -> dict:
+    """``board`` (as :func:`leaderboard` returns it) with only the rows of one page, and ``page``: ``{"number",
+    "pages", "per_page", "rows"}`` (``rows``: the board's number of rows, on every page). ``per_page`` None:
+    :data:`ROWS_PER_PAGE`. The board itself is not changed."""
+    size = _whole(ROWS_PER_PAGE if per_page is None else per_page, "rows per page", 1, MAX_ROWS_PER_PAGE)
+    start, stop, pages = page_bounds(len(board["rows"]), page, size)
+    return {**board, "rows": board["rows"][start:stop],
+            "page": {"number": start // size + 1, "pages": pages, "per_page": size, "rows": len(board["rows"])}}
 
 
 def compute(db: Database, task: Task, *, by: str | None = None, per: str = "team") -> dict:

@@ -10,18 +10,19 @@ GET     ``/api/tasks``                                            every task (no
 GET     ``/api/tasks/{task}``                                     one task
 POST    ``/api/tasks/{task}/submissions``                         score a run (public half before close)
 POST    ``/api/tasks/{task}/submissions/{submission_id}/choose``  the team's pick for the final ranking
-GET     ``/api/tasks/{task}/leaderboard``                         the leaderboard (``?by=COLUMN&per=run``)
+GET     ``/api/tasks/{task}/leaderboard``                         the leaderboard (``?by=COLUMN&per=run&page=N``)
 POST    ``/api/admin/tasks``                                      organiser token: create a task from a gold file
 POST    ``/api/admin/tasks/{task}/close``                         organiser token: close it, final scores
 ======  ========================================================  ===============================================
 
-Pages: ``/tasks/{task}`` (the leaderboard, sortable by any column, one row per team or per run) and its upload
-form, posted to ``/tasks/{task}/submit`` with the team's token. Uploads are scored in the app's scoring
-processes (:class:`.scoring_pool.Scorer`): no request waits for one.
+Pages: ``/tasks/{task}`` (the leaderboard, sortable by any column, one row per team or per run, 100 rows a
+page) and its upload form, posted to ``/tasks/{task}/submit`` with the team's token. Uploads are scored in the
+app's scoring processes (:class:`.scoring_pool.Scorer`): no request waits for one.
 """
 
 from __future__ import annotations
 
+import orjson
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, Response
@@ -111,9 +112,16 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
 
     @router.get("/api/tasks/{task}/leaderboard", tags=["tasks"])
     def leaderboard(task: str, by: str | None = Query(None, description="Sort column, e.g. quality.nmd.A."),
-                    per: str = Query("team", description="'team' (best run of each) or 'run'.")) -> Response:
+                    per: str = Query("team", description="'team' (best run of each) or 'run'."),
+                    page: str | None = Query(None, description="Only the rows of this page (from 1), with a "
+                                             "'page' object: number, pages, per_page, rows. Default: every row."),
+                    per_page: str | None = Query(None, description=f"Rows of a page (1 to {board.MAX_ROWS_PER_PAGE}; "
+                                                 f"default {board.ROWS_PER_PAGE}).")) -> Response:
         """Leaderboard rows: public-half means before close, final means on 100% after."""
-        return Response(board.leaderboard_json(db, task, by=by, per=per), media_type="application/json")
+        if page is None and per_page is None:
+            return Response(board.leaderboard_json(db, task, by=by, per=per), media_type="application/json")
+        shown = board.board_page(board.leaderboard(db, task, by=by, per=per), page or "1", per_page)
+        return Response(orjson.dumps(shown), media_type="application/json")
 
     admin = APIRouter(route_class=AdminRoute)  # the organiser token is checked before the body is read
 
@@ -144,15 +152,17 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
     def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
         return pages.TemplateResponse(request, name, context, status_code=status)
 
-    def task_page(request: Request, task: str, by: str | None, per: str, status: int = 200, **context):
-        shown = board.leaderboard(db, task, by=by, per=per)
+    def task_page(request: Request, task: str, by: str | None, per: str, status: int = 200, page_number: str = "1",
+                  **context):
+        shown = board.board_page(board.leaderboard(db, task, by=by, per=per), page_number)
         return page(request, "leaderboard/task.html", status, board=shown, task=shown["task"],
                     form_nonce=new_form_nonce(), **context)
 
     @router.get("/tasks/{task}", response_class=HTMLResponse, include_in_schema=False)
-    def task_view(request: Request, task: str, by: str | None = None, per: str = "team") -> HTMLResponse:
+    def task_view(request: Request, task: str, by: str | None = None, per: str = "team",
+                  page_number: str = Query("1", alias="page")) -> HTMLResponse:
         try:
-            return task_page(request, task, by, per)
+            return task_page(request, task, by, per, page_number=page_number)
         except (ServiceError, DialevalError) as e:
             status = status_of(e)
             return page(request, "error.html", status, error=detail(str(e)))
