@@ -207,6 +207,14 @@ def register_by_page(client, data: dict, headers: dict | None = None):
     return client.post("/register", data={**data, "csrf": client.cookies.get("dialeval_csrf")}, headers=headers)
 
 
+def upload_by_page(client, task: str, data: dict, files, **kw):
+    """POST the task page's upload form as a browser does: the page first (the CSRF cookie), then the form with the
+    page's token."""
+    client.get(f"/tasks/{task}")
+    return client.post(f"/tasks/{task}/submit", data={"csrf": client.cookies.get("dialeval_csrf"), **data},
+                       files=files, **kw)
+
+
 def need(what: str, ok: bool) -> None:
     """Skip a browser test when ``what`` is missing (``ok`` false), or fail when ``CI`` is set."""
     if not ok:

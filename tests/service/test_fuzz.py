@@ -128,9 +128,12 @@ def test_uploads_never_5xx_and_never_use_quota(fuzz_service, body, filename, ext
     s = fuzz_service
     before = _used(s)
     parts = [("file", filename, body)] + ([("file", b"b.json", dumps(RUN))] if extra_file else [])
-    if page:
+    if page:  # the form as the page sends it: its CSRF token (the cookie's) and the team's token
+        csrf = s.client.cookies.get("dialeval_csrf") or (s.client.get("/tasks/t1") and s.client.cookies.get(
+            "dialeval_csrf"))
         r = s.client.post("/tasks/t1/submit", headers=MULTIPART,
-                          content=multipart([("token", None, s.token.encode()), *parts]))
+                          content=multipart([("csrf", None, csrf.encode()), ("token", None, s.token.encode()),
+                                             *parts]))
     else:
         r = s.client.post("/api/tasks/t1/submissions", content=multipart(parts),
                           headers={**MULTIPART, "Authorization": f"Bearer {s.token}"})

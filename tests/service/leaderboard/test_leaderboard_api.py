@@ -8,7 +8,7 @@ import math
 from datetime import timedelta
 
 import pytest
-from service_support import GOLD, RUN, Service, dumps
+from service_support import GOLD, RUN, Service, dumps, upload_by_page
 
 import dialeval
 from dialeval.service.leaderboard.tables import Submission, SubmissionFile
@@ -248,8 +248,8 @@ def test_restart_loses_nothing(tmp_path):
 def test_team_names_are_escaped_everywhere(service):
     evil = "<script>alert(1)</script>"
     token = service.team(evil, affiliation="<b>x</b>")
-    r = service.client.post("/tasks/t1/submit", data={"token": token, "leaderboard": "true"},
-                            files={"file": ("run.json", dumps(RUN), "application/json")})
+    r = upload_by_page(service.client, "t1", {"token": token, "leaderboard": "true"},
+                       {"file": ("run.json", dumps(RUN), "application/json")})
     assert r.status_code == 201
     page = service.client.get("/tasks/t1").text + r.text
     page += service.client.post("/register", data={"name": evil + "2"}).text
@@ -286,16 +286,29 @@ def test_html_upload_shows_the_validation_error(service):
     token = service.team()
     bad = copy.deepcopy(RUN)
     bad[0]["quality"]["A"]["2"] = "high"
-    r = service.client.post("/tasks/t1/submit", data={"token": token},
-                            files={"file": ("bad.json", dumps(bad), "application/json")})
+    r = upload_by_page(service.client, "t1", {"token": token}, {"file": ("bad.json", dumps(bad), "application/json")})
     assert r.status_code == 422
     assert "bad.json: dialogue" in r.text and "is not a number" in r.text and 'role="alert"' in r.text
     # beside the form it came from, whose token field takes the keyboard (the page opens there)
     assert r.text.index('id="upload-error"') > r.text.index('id="leaderboard"')
     assert r.text.index('id="upload-error"') < r.text.index('id="submit-form"') and " autofocus" in r.text
-    r = service.client.post("/tasks/t1/submit", data={"token": "nope"},
-                            files={"file": ("a.json", dumps(RUN), "application/json")})
+    r = upload_by_page(service.client, "t1", {"token": "nope"}, {"file": ("a.json", dumps(RUN), "application/json")})
     assert r.status_code == 401 and "not valid" in r.text
+
+
+def test_the_page_upload_form_needs_its_csrf_token(service):
+    """Another site cannot make a visitor's browser send runs through the page form, even with a token it knows:
+    without the page's CSRF token (or with one of another browser) the form is refused and nothing counts."""
+    token = service.team()
+    run = {"file": ("run.json", dumps(RUN), "application/json")}
+    r = service.client.post("/tasks/t1/submit", data={"token": token}, files=run)
+    assert r.status_code == 403 and "did not come from this site" in r.text and 'role="alert"' in r.text
+    service.client.get("/tasks/t1")
+    r = service.client.post("/tasks/t1/submit", data={"token": token, "csrf": "a" * 43}, files=run)
+    assert r.status_code == 403
+    me = service.client.get("/api/me", headers={"Authorization": f"Bearer {token}"}).json()
+    assert me["submissions"] == [] and me["quota"]["t1"]["remaining_today"] == 5
+    assert upload_by_page(service.client, "t1", {"token": token}, run).status_code == 201
 
 
 def test_deadline(tmp_path):
@@ -337,7 +350,8 @@ def test_the_page_form_sent_again_shows_its_run_instead_of_scoring_it_again(serv
     token = service.team()
     form = re.search(r'name="form_nonce" value="([^"]+)"', service.client.get("/tasks/t1").text).group(1)
     assert len(form) == 32
-    send = {"data": {"token": token, "leaderboard": "true", "form_nonce": form},
+    csrf = service.client.cookies.get("dialeval_csrf")
+    send = {"data": {"token": token, "leaderboard": "true", "form_nonce": form, "csrf": csrf},
             "files": {"file": ("run.json", dumps(RUN), "application/json")}}
     first = service.client.post("/tasks/t1/submit", **send)
     assert first.status_code == 201 and 'id="repeated"' not in first.text

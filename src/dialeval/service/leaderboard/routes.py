@@ -28,7 +28,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, Response
 
 from dialeval.errors import DialevalError
-from dialeval.service import teams
+from dialeval.service import csrf, teams
 from dialeval.service.bearer import AdminRoute, AuthenticatedTeam, TeamRoute, Token, token_of
 from dialeval.service.boundary import detail, one_file_part
 from dialeval.service.config import Settings
@@ -38,7 +38,7 @@ from dialeval.service.leaderboard import board, submissions, tasks
 from dialeval.service.leaderboard.quota import DAILY_LIMIT, TOTAL_LIMIT
 from dialeval.service.leaderboard.runs import SUBTASKS
 from dialeval.service.leaderboard.scoring_pool import Scorer
-from dialeval.service.pages import FORM_NONCE_MAX, FORM_NONCE_PATTERN, new_form_nonce
+from dialeval.service.pages import FORM_NONCE_MAX, FORM_NONCE_PATTERN, form_page, new_form_nonce
 from dialeval.service.uploads import clean_filename, read_upload
 from dialeval.service.urls import templates
 
@@ -155,8 +155,8 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
     def task_page(request: Request, task: str, by: str | None, per: str, status: int = 200, page_number: str = "1",
                   **context):
         shown = board.board_page(board.leaderboard(db, task, by=by, per=per), page_number)
-        return page(request, "leaderboard/task.html", status, board=shown, task=shown["task"],
-                    form_nonce=new_form_nonce(), **context)
+        return form_page(pages, request, "leaderboard/task.html", status, board=shown, task=shown["task"],
+                         form_nonce=new_form_nonce(), **context)
 
     @router.get("/tasks/{task}", response_class=HTMLResponse, include_in_schema=False)
     def task_view(request: Request, task: str, by: str | None = None, per: str = "team",
@@ -170,10 +170,13 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
     @router.post("/tasks/{task}/submit", response_class=HTMLResponse, include_in_schema=False,
                  dependencies=[Depends(one_file_part)])
     async def submit_page(request: Request, task: str, token: str = Form(""), file: UploadFile | None = File(None),
-                          leaderboard: str | None = Form(None),
+                          leaderboard: str | None = Form(None), csrf_token: str = Form("", alias=csrf.FIELD),
                           form_nonce: str = Form("", max_length=FORM_NONCE_MAX, pattern=FORM_NONCE_PATTERN)
                           ) -> HTMLResponse:
+        """The task page's upload form (its CSRF token checked first: another site cannot make a visitor's browser
+        send runs, even with a token it knows)."""
         try:
+            csrf.verify(request, csrf_token)
             if file is None or not file.filename:
                 raise DialevalError("no file chosen; choose a run file (JSON) to upload")
             team = await run_in_threadpool(teams.authenticate, db, token.strip())
