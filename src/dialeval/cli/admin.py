@@ -154,6 +154,57 @@ def create_admin_token_cmd(label: str = typer.Option("", help="A note on who hol
     print(_service_call(teams.create_admin_token, _db(database_url_), utcnow(), label))
 
 
+@command("list-admin-tokens")
+def list_admin_tokens_cmd(database_url_: str | None = DbOption) -> None:
+    """The organiser tokens that work (id, label, creation time; never the token itself), as JSON."""
+    from dialeval.service import teams
+
+    out.print_json(data=teams.list_admin_tokens(_db(database_url_, create=False)))
+
+
+@command("revoke-admin-token")
+def revoke_admin_token_cmd(token_id: int = typer.Argument(..., help="Its id, as list-admin-tokens shows it."),
+                           database_url_: str | None = DbOption) -> None:
+    """Revoke an organiser token: it stops working at once."""
+    from dialeval.service import teams
+
+    gone = _service_call(teams.revoke_admin_token, _db(database_url_, create=False), token_id)
+    label = f" ({gone['label']})" if gone["label"] else ""
+    err.print(f"organiser token {gone['id']}{label}, made {gone['created_at']}, revoked", markup=False)
+
+
+@command("new-team-token")
+def new_team_token_cmd(name: str = typer.Argument(..., help="The team's name (case and width do not matter)."),
+                       database_url_: str | None = DbOption) -> None:
+    """Give a team a new token (a leaked one), printed once; its old token stops working at once."""
+    from dialeval.service import teams
+
+    team, token = _service_call(teams.new_team_token, _db(database_url_, create=False), name)
+    err.print(f"team {team.name!r}: its new token (shown once; the old one no longer works):", markup=False)
+    print(token)
+
+
+@command("revoke-code")
+def revoke_code_cmd(codes: list[str] = typer.Argument(..., help="Invitation codes, as they were printed."),
+                    database_url_: str | None = DbOption) -> None:
+    """Revoke invitation codes of any kind (team, chat collection, annotation): each stops working at once.
+
+    What a code did stays: a team it registered keeps its token (see new-team-token); an annotator's finished
+    items stay (see exclude-annotator)."""
+    from dialeval.service import invitations
+
+    db = _db(database_url_, create=False)
+    now = utcnow()
+    for i, code in enumerate(codes):
+        try:
+            inv = _service_call(invitations.revoke_code, db, code, now)
+        except DialevalError as e:
+            done = f"; the {i} before it {'were' if i > 1 else 'was'} revoked" if i else ""
+            raise DialevalError(f"code {i + 1} ({describe(code[:8] + '...')}{done}): {e}") from e
+        target = f" of {inv.target}" if inv.target else ""
+        err.print(f"{inv.kind} code{target} ({code[:8]}...) revoked", markup=False)
+
+
 @command("create-team")
 def create_team_cmd(name: str = typer.Argument(...), affiliation: str = typer.Option(""),
                     database_url_: str | None = DbOption) -> None:

@@ -127,6 +127,13 @@ def register(app: typer.Typer) -> None:
         err.print(f"team {res['team']!r} registered{pending}; its token (shown once):", markup=False)
         print(res["token"])
 
+    @app.command("new-token")
+    def new_token_cmd(server: str = ServerOption, token: str = TokenOption) -> None:
+        """Replace your team's token (a leaked one): prints the new one, shown once; the old one stops working."""
+        res = request("POST", server, "/api/me/token", token=token)
+        err.print(f"team {res['team']!r}: a new token (shown once; the old one no longer works):", markup=False)
+        print(res["token"])
+
     @app.command("me")
     def me_cmd(server: str = ServerOption, token: str = TokenOption,
                format: OutFormat = typer.Option(OutFormat.table, "--format")) -> None:

@@ -23,7 +23,7 @@ from sqlalchemy import select
 
 from dialeval.errors import describe
 from dialeval.service.db import Database, Invitation
-from dialeval.service.errors import Conflict, Invalid, InvalidValue, Unauthorized
+from dialeval.service.errors import Conflict, Invalid, InvalidValue, NotFound, Unauthorized
 from dialeval.service.tokens import hash_token, new_token
 
 
@@ -151,14 +151,29 @@ def consume(s, code: str | None, kind: str, now: datetime, target: str | None = 
     return inv
 
 
-def revoke(db: Database, invitation_id: int, now: datetime) -> None:
-    """Revoke an invitation (its code stops working at once)."""
+def revoke_code(db: Database, code: object, now: datetime) -> Invitation:
+    """Revoke the invitation behind ``code`` (any kind): it stops working at once, and is counted as revoked.
+
+    What was done with it stays: a team it registered keeps its own token (replace that with
+    :func:`dialeval.service.teams.new_team_token`); an annotator's finished items stay finished (to drop them too,
+    exclude the annotator); a chat stops being reachable with it.
+
+    Raises
+    ------
+    Invalid, NotFound
+        ``code`` is not a string, or is no invitation's code.
+    """
+    if not isinstance(code, str) or not code.strip():
+        raise Invalid(f"invitation code {describe(code)} is not allowed; give a code as `dialeval admin invite` "
+                      "or `invite-teams` printed it")
     with db.write() as s:
-        inv = s.get(Invitation, invitation_id, with_for_update=True)
+        inv = s.scalar(select(Invitation).where(Invitation.token_hash == hash_token(code.strip())).with_for_update())
         if inv is None:
-            raise Invalid(f"no invitation {invitation_id}")
+            raise NotFound("no invitation has this code (codes are case-sensitive; "
+                           + ", ".join(f"{k.prefix}... {k.what}" for k in KINDS.values()) + ")")
         if inv.revoked_at is None:
             inv.revoked_at = now
+    return inv
 
 
 def counts(db: Database, kind: str, target: str = "") -> dict[str, int]:

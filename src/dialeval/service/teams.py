@@ -163,6 +163,31 @@ def authenticate(db: Database, token: str | None) -> Team:
     return team
 
 
+def new_team_token(db: Database, name: object, *, token: str | None = None) -> tuple[Team, str]:
+    """Give a team a new token (shown once); its old token stops working at once.
+
+    For a leaked token: the organisers replace it by the team's name (``dialeval admin new-team-token``), or
+    the team by its current token (``POST /api/me/token``, ``token``).
+
+    Raises
+    ------
+    NotFound
+        No team has that name.
+    Unauthorized
+        ``token`` was given and is not the team's current token (it was replaced meanwhile).
+    """
+    key = name_key(clean_text(name, "team name", MAX_NAME, required=True))
+    fresh = new_token(TEAM_PREFIX)
+    with db.write() as s:
+        team = s.scalar(select(Team).where(Team.name_key == key).with_for_update())
+        if team is None:
+            raise NotFound(f"no team named {describe(name)}")
+        if token is not None and team.token_hash != hash_token(token):
+            raise Unauthorized("the token is not valid", headers={"WWW-Authenticate": "Bearer"})
+        team.token_hash = hash_token(fresh)
+    return team, fresh
+
+
 def create_admin_token(db: Database, now: datetime, label: str = "") -> str:
     """A new organiser token (shown once; stored hashed)."""
     label = clean_text(label, "label", MAX_AFFILIATION, required=False, param="label")
@@ -170,6 +195,34 @@ def create_admin_token(db: Database, now: datetime, label: str = "") -> str:
     with db.write() as s:
         s.add(AdminToken(token_hash=hash_token(token), label=label, created_at=now))
     return token
+
+
+def list_admin_tokens(db: Database) -> list[dict]:
+    """The organiser tokens that work: id, label, creation time (never the token: only its hash is stored)."""
+    with db.read() as s:
+        rows = s.scalars(select(AdminToken).order_by(AdminToken.id)).all()
+    return [{"id": t.id, "label": t.label, "created_at": t.created_at.isoformat()} for t in rows]
+
+
+def revoke_admin_token(db: Database, token_id: object) -> dict:
+    """Revoke the organiser token ``token_id`` (an id of :func:`list_admin_tokens`): it stops working at once.
+    Returns what :func:`list_admin_tokens` showed of it.
+
+    Raises
+    ------
+    InvalidValue, NotFound
+        ``token_id`` is not a positive integer, or no working token has it.
+    """
+    if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 1:
+        raise InvalidValue("token_id", f"{describe(token_id)} is not allowed; allowed are the ids "
+                           "`dialeval admin list-admin-tokens` shows (integers from 1)", what="token id")
+    with db.write() as s:
+        row = s.get(AdminToken, token_id, with_for_update=True)
+        if row is None:
+            raise NotFound(f"no organiser token {token_id}; `dialeval admin list-admin-tokens` shows those that work")
+        gone = {"id": row.id, "label": row.label, "created_at": row.created_at.isoformat()}
+        s.delete(row)
+    return gone
 
 
 def authenticate_admin(db: Database, token: str | None) -> None:

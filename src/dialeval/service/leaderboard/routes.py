@@ -6,6 +6,7 @@ JSON API (a team's token as ``Authorization: Bearer TOKEN``; an organiser token 
 method  path                                                      what
 ======  ========================================================  ===============================================
 GET     ``/api/me``                                               the team, its runs, its quota left per task
+POST    ``/api/me/token``                                         a new token for the team (the one sent stops)
 GET     ``/api/tasks``                                            every task (no hidden id: sizes only)
 GET     ``/api/tasks/{task}``                                     one task
 POST    ``/api/tasks/{task}/submissions``                         score a run (public half before close)
@@ -55,6 +56,13 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
     def me(cred: Token) -> dict:
         """The token's team, its submissions and its remaining quota per task."""
         return submissions.me(db, teams.authenticate(db, token_of(cred)), clock())
+
+    @router.post("/api/me/token", tags=["teams"])
+    def new_token(cred: Token) -> dict:
+        """Replace the team's token (a leaked one): the answer holds the new token, shown this once; the token
+        sent stops working at once."""
+        team, token = teams.new_team_token(db, teams.authenticate(db, token_of(cred)).name, token=token_of(cred))
+        return {"team": team.name, "token": token}
 
     @router.get("/api/tasks", tags=["tasks"])
     def list_tasks() -> list[dict]:
