@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.cli.admin import _parse_deadline
 from dialeval.cli.demo import demo_dir
 from dialeval.cli.main import run as cli
 from dialeval.errors import DialevalError
+from dialeval.service.leaderboard.deadline import parse_deadline as _parse_deadline
 
 DEMO_GOLD = demo_dir() / "gold.json"   # 8 annotated STC-3 dialogues
 

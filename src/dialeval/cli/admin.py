@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
 from pathlib import Path
 
 import typer
@@ -13,6 +11,7 @@ from dialeval.cli.serve import DB_HELP
 from dialeval.errors import DialevalError, describe
 from dialeval.service.config import database_url, utcnow
 from dialeval.service.errors import ServiceError
+from dialeval.service.leaderboard.deadline import parse_deadline
 from dialeval.service.leaderboard.quota import DAILY_LIMIT, TOTAL_LIMIT
 from dialeval.service.leaderboard.runs import SUBTASKS
 
@@ -29,37 +28,6 @@ def _db(url: str | None, *, create: bool = True):
     from dialeval.service.db import Database
 
     return Database(database_url(url), create=create)
-
-
-DATE_WITH_ZONE = re.compile(r"(\d{4}-\d{2}-\d{2})(Z|[+-]\d{2}:?\d{2})", re.IGNORECASE)
-"""A date with a time zone and no time (``2030-01-01Z``, ``2030-01-01+09:00``): midnight there."""
-
-
-def _parse_deadline(text: str | None) -> datetime | None:
-    """``--deadline``: an ISO date and time with a time zone (``2030-01-01T12:00+09:00``, ``...Z``), or a date with
-    a zone (``2030-01-01Z``: midnight there). Every form a message suggests is one this accepts.
-
-    >>> _parse_deadline("2030-01-01+09:00").isoformat(), _parse_deadline("2030-01-01T10:30Z").isoformat()
-    ('2030-01-01T00:00:00+09:00', '2030-01-01T10:30:00+00:00')
-    """
-    if text is None:
-        return None
-    example = "e.g. 2030-01-01T00:00Z, 2030-01-01T12:00+09:00 or 2030-01-01Z (midnight UTC)"
-    date_zone = DATE_WITH_ZONE.fullmatch(text.strip())
-    iso = f"{date_zone[1]}T00:00{date_zone[2].upper()}" if date_zone else text.strip()
-    try:
-        t = datetime.fromisoformat(iso)
-    except ValueError:
-        t = None
-    # Python reads any character between date and time, so "2030-01-01+09:00" would be 09:00 without a zone:
-    # only T or a space may separate them.
-    if t is None or (len(iso) > 10 and iso[4:5] == "-" and iso[10] not in "Tt "):
-        raise DialevalError(f"--deadline {describe(text)} is not an ISO date and time with a time zone; {example}")
-    if t.tzinfo is None:
-        shown = t.isoformat(timespec="minutes" if not (t.second or t.microsecond) else "auto")
-        raise DialevalError(f"--deadline {describe(text)} has no time zone; add one, e.g. {shown}Z (UTC) or "
-                            f"{shown}+09:00")
-    return t
 
 
 def _service_call(fn, *args, **kwargs):
@@ -102,7 +70,7 @@ def create_task_cmd(
                             "folder: zip it first)")
     if not gold.is_file():
         raise DialevalError(f"--gold {gold}: no such file")
-    due = _parse_deadline(deadline)  # before the database is opened (or created)
+    due = parse_deadline(deadline)  # before the database is opened (or created)
     db = _db(database_url_)
     with named_as_options({"public fraction": "--public-fraction", "seed": "--seed", "daily limit": "--daily-limit",
                            "total limit": "--total-limit"}):

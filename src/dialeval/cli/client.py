@@ -147,7 +147,7 @@ def register(app: typer.Typer) -> None:
             table.add_column(h)
         for name, q in res["quota"].items():
             table.add_row(name, str(q["remaining_today"]), str(q["remaining_total"]),
-                          "closed" if q["closed"] else "open")
+                          q.get("state") or ("closed" if q["closed"] else "open"))
         out.print(table)
         runs = Table(title="submissions (newest first)", title_justify="left")
         for h in ("id", "task", "time (UTC)", "file", "half", "on board", "chosen"):

@@ -33,7 +33,8 @@ class Quota:
         Submissions left in the current UTC day and in all (before the one being decided).
     retry_after : int or None
         Seconds until the daily quota renews (next UTC midnight) when only the daily quota is spent;
-        None when a submission is allowed now or the total quota is spent (waiting does not help).
+        None when a submission is allowed now, or waiting does not help (the total quota is spent, or the
+        task's deadline comes first).
     reason : str
         Why a submission is refused ("" when allowed).
     """
@@ -51,7 +52,8 @@ def _check_time(t: object, what: str) -> datetime:
     return t.astimezone(UTC)
 
 
-def decide(now: datetime, earlier: Sequence[datetime], *, daily_limit: int, total_limit: int) -> Quota:
+def decide(now: datetime, earlier: Sequence[datetime], *, daily_limit: int, total_limit: int,
+           deadline: datetime | None = None) -> Quota:
     """Decide whether a team may submit at ``now``, given the times of its earlier accepted submissions.
 
     Parameters
@@ -62,6 +64,9 @@ def decide(now: datetime, earlier: Sequence[datetime], *, daily_limit: int, tota
         Times of the team's accepted submissions to this task (aware).
     daily_limit, total_limit : int >= 0
         At most ``daily_limit`` per UTC calendar day and ``total_limit`` in all.
+    deadline : datetime, optional
+        The task's deadline (aware): from it on nothing remains (``remaining_today`` and ``remaining_total``
+        0), and a daily quota that would renew at or after it gives no ``retry_after``.
 
     Returns
     -------
@@ -76,11 +81,18 @@ def decide(now: datetime, earlier: Sequence[datetime], *, daily_limit: int, tota
     (False, 0, 45, 3600)
     >>> decide(t.replace(day=6, hour=0), [t], daily_limit=5, total_limit=50).remaining_today
     5
+    >>> decide(t, [t.replace(hour=h) for h in (1, 2, 3, 4, 5)], daily_limit=5, total_limit=50,
+    ...        deadline=t.replace(hour=23, minute=30)).retry_after is None
+    True
     """
     for name, v in (("daily_limit", daily_limit), ("total_limit", total_limit)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise DialevalError(f"{name} must be an integer >= 0, received {v!r}")
     now = _check_time(now, "now")
+    if deadline is not None:
+        deadline = _check_time(deadline, "deadline")
+        if now >= deadline:
+            return Quota(False, 0, 0, None, f"the deadline ({deadline.isoformat().replace('+00:00', 'Z')}) has passed")
     today = now.date()
     used_today = sum(1 for t in earlier if _check_time(t, "a submission time").date() == today)
     remaining_today = max(0, daily_limit - used_today)
@@ -90,6 +102,10 @@ def decide(now: datetime, earlier: Sequence[datetime], *, daily_limit: int, tota
                      f"the total quota of {total_limit} submissions to this task is spent")
     if remaining_today == 0:
         midnight = datetime(today.year, today.month, today.day, tzinfo=UTC) + timedelta(days=1)
+        if deadline is not None and deadline <= midnight:
+            return Quota(False, 0, remaining_total, None,
+                         f"the daily quota of {daily_limit} submissions to this task is spent, and the task's "
+                         f"deadline ({deadline.isoformat().replace('+00:00', 'Z')}) comes before it renews")
         wait = max(1, math.ceil((midnight - now).total_seconds()))
         return Quota(False, 0, remaining_total, wait,
                      f"the daily quota of {daily_limit} submissions to this task is spent; it renews at "
@@ -97,6 +113,7 @@ def decide(now: datetime, earlier: Sequence[datetime], *, daily_limit: int, tota
     return Quota(True, remaining_today, remaining_total, None, "")
 
 
-def after_accepting(now: datetime, earlier: Sequence[datetime], *, daily_limit: int, total_limit: int) -> Quota:
+def after_accepting(now: datetime, earlier: Sequence[datetime], *, daily_limit: int, total_limit: int,
+                    deadline: datetime | None = None) -> Quota:
     """The quota left once a submission made at ``now`` is accepted (what the 201 answer reports)."""
-    return decide(now, [*earlier, now], daily_limit=daily_limit, total_limit=total_limit)
+    return decide(now, [*earlier, now], daily_limit=daily_limit, total_limit=total_limit, deadline=deadline)

@@ -36,6 +36,7 @@ from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError, status_of
 from dialeval.service.leaderboard import board, submissions, tasks
+from dialeval.service.leaderboard.deadline import parse_deadline
 from dialeval.service.leaderboard.quota import DAILY_LIMIT, TOTAL_LIMIT
 from dialeval.service.leaderboard.runs import SUBTASKS
 from dialeval.service.leaderboard.scoring_pool import Scorer
@@ -141,12 +142,17 @@ def leaderboard_router(db: Database, settings: Settings, scorer: Scorer) -> APIR
                           public_fraction: float = Form(0.5),
                           seed: int | None = Form(None, description="Only for a reproducible split (tests); "
                                                   "default: drawn from a secret the server keeps."),
-                          daily_limit: int = Form(DAILY_LIMIT), total_limit: int = Form(TOTAL_LIMIT)) -> dict:
+                          daily_limit: int = Form(DAILY_LIMIT), total_limit: int = Form(TOTAL_LIMIT),
+                          deadline: str | None = Form(None, description="ISO date and time with a time zone after "
+                                                      "which runs are refused, e.g. 2030-01-01T12:00+09:00."),
+                          rank_by: str | None = Form(None, description="Column picking a team's best run (default: "
+                                                     "the first column of the task's main measure).")) -> dict:
         """Create a task from a gold file (organiser token)."""
+        due = parse_deadline(deadline, "deadline")
         data = read_upload(gold.file, settings.max_upload_bytes)
         t = tasks.create_task(db, name, subtask, data, gold.filename or "gold.json", clock(),
                               public_fraction=public_fraction, seed=seed, daily_limit=daily_limit,
-                              total_limit=total_limit)
+                              total_limit=total_limit, deadline=due, rank_by=rank_by or None)
         return tasks.task_info(t)
 
     @admin.post("/api/admin/tasks/{task}/close", tags=["admin"])

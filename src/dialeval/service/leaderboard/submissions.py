@@ -36,7 +36,7 @@ def _times(s, task_id: int, team_id: int) -> list[datetime]:
 
 
 def _quota(task: Task, times: list[datetime], now: datetime) -> Quota:
-    return decide(now, times, daily_limit=task.daily_limit, total_limit=task.total_limit)
+    return decide(now, times, daily_limit=task.daily_limit, total_limit=task.total_limit, deadline=task.deadline)
 
 
 def _refuse(q: Quota) -> QuotaSpent:
@@ -76,8 +76,8 @@ def _from_form(s, task: Task, team: Team, form_nonce: str | None) -> Submission 
 
 def _answer(sub: Submission, task: Task, times: list[datetime], now: datetime, *, repeated: bool) -> dict:
     """What an upload is answered with: the run, its public-half scores and the quota left."""
-    left = after_accepting(now, times, daily_limit=task.daily_limit, total_limit=task.total_limit) \
-        if not repeated else _quota(task, times, now)
+    left = after_accepting(now, times, daily_limit=task.daily_limit, total_limit=task.total_limit,
+                           deadline=task.deadline) if not repeated else _quota(task, times, now)
     return {"id": sub.id, "task": task.name, "created_at": sub.created_at.isoformat(),
             "scores": rounded_public(sub.public_scores),
             "scored_on": {"half": "public", "dialogues": len(task.public_ids)},
@@ -191,7 +191,8 @@ def submission_info(sub: Submission, task: Task) -> dict:
 
 
 def me(db: Database, team: Team, now: datetime) -> dict:
-    """The team, its submissions (newest first) and its remaining quota per open task."""
+    """The team, its submissions (newest first) and per task its remaining quota, deadline and state (``open``,
+    ``past its deadline`` or ``closed``)."""
     tasks = {t.id: t for t in list_tasks(db)}
     with db.read() as s:
         subs = list(s.scalars(select(Submission).where(Submission.team_id == team.id)
@@ -200,7 +201,11 @@ def me(db: Database, team: Team, now: datetime) -> dict:
     for t in tasks.values():
         times = [x.created_at for x in subs if x.task_id == t.id]
         q = _quota(t, times, now)
+        closed = t.closed_at is not None
+        past = t.deadline is not None and now >= t.deadline
         quotas[t.name] = {"remaining_today": q.remaining_today, "remaining_total": q.remaining_total,
-                          "retry_after": q.retry_after, "closed": t.closed_at is not None}
+                          "retry_after": q.retry_after, "closed": closed,
+                          "deadline": t.deadline.isoformat() if t.deadline else None,
+                          "state": "closed" if closed else "past its deadline" if past else "open"}
     return {"team": team.name, "affiliation": team.affiliation,
             "submissions": [submission_info(x, tasks[x.task_id]) for x in subs], "quota": quotas}

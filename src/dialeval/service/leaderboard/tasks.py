@@ -25,6 +25,7 @@ from dialeval.progress import track
 from dialeval.scoring import PreparedGold
 from dialeval.service.db import Database
 from dialeval.service.errors import Conflict, NotFound
+from dialeval.service.leaderboard.deadline import check_deadline
 from dialeval.service.leaderboard.quota import DAILY_LIMIT, TOTAL_LIMIT
 from dialeval.service.leaderboard.runs import SUBTASKS, columns_of, read_run, run_layout, score_run
 from dialeval.service.leaderboard.tables import Submission, SubmissionFile, Task, TaskGold
@@ -109,7 +110,7 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
     daily_limit, total_limit : int >= 1
         Scored submissions per team per UTC day, and in all.
     deadline : aware datetime, optional
-        After it, submissions are refused (409).
+        After it, submissions are refused (409); kept in UTC (:func:`.deadline.check_deadline`).
     rank_by : str, optional
         The score column that picks a team's best run; default: the first column of the subtask's
         main measure (the first of :data:`dialeval.scoring.TASKS`).
@@ -125,8 +126,8 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
     gold_name = clean_filename(gold_name, "gold.json")
     _check_limit(daily_limit, "daily limit")
     _check_limit(total_limit, "total limit")
-    if deadline is not None and (not isinstance(deadline, datetime) or deadline.tzinfo is None):
-        raise DialevalError(f"deadline {deadline!r} must be a date and time with a time zone")
+    if deadline is not None:
+        deadline = check_deadline(deadline)  # in UTC, as stored and shown
     try:
         prepared = gold_from_bytes(gold, gold_name)
     except DialevalError as e:
