@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from dialeval.io.atomic import write_matrix_csv, write_text
+from dialeval.io.atomic import atomic_path, write_matrix_csv, write_text
 from dialeval.io.jsonarray import dump_json, json_text
 
 
@@ -19,3 +19,22 @@ def test_text_csv_and_json_writers_take_a_lone_surrogate(tmp_path):
     assert json_text({"é": 1}, indent=None) == '{"é": 1}'  # other text as it is
     dump_json([{"id": "d\udc00", "p": np.float64(0.25)}], tmp_path / "r.json")
     assert json.loads((tmp_path / "r.json").read_text(encoding="ascii")) == [{"id": "d\udc00", "p": 0.25}]
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path):
+    """A private gold written again stays private (a probe found 600 widened to 644 by the temporary file)."""
+    import os
+    import stat
+
+    target = tmp_path / "gold.json"
+    target.write_text("old")
+    os.chmod(target, 0o600)
+    with atomic_path(target) as tmp:
+        tmp.write_text("new")
+    assert target.read_text() == "new" and stat.S_IMODE(target.stat().st_mode) == 0o600
+    fresh = tmp_path / "fresh.json"
+    with atomic_path(fresh) as tmp:
+        tmp.write_text("x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~umask  # a new file: as open() makes it

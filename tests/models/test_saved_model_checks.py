@@ -170,6 +170,9 @@ def saved(_cache, dbdc, en60_records, tmp_path_factory) -> dict[str, Path]:
 
 
 def _copy(src: Path, dst: Path, arrays_from: Path | None = None, edit=None) -> Path:
+    """A copy of the model ``src`` with the arrays of ``arrays_from`` or edited by ``edit``, and model.json without
+    the arrays' SHA-256 (as models saved before it was recorded): the kinds' own checks of the arrays are what
+    these tests are about (with it, every such copy is refused by the hash first)."""
     shutil.copytree(src, dst)
     if arrays_from is not None:
         shutil.copy(arrays_from / "arrays.npz", dst / "arrays.npz")
@@ -178,6 +181,10 @@ def _copy(src: Path, dst: Path, arrays_from: Path | None = None, edit=None) -> P
             arrays = {k: z[k] for k in z.files}
         edit(arrays)
         np.savez(dst / "arrays.npz", **arrays)
+    if arrays_from is not None or edit is not None:
+        meta = json.loads((dst / "model.json").read_text())
+        assert meta.pop("arrays_sha256", None) is not None
+        (dst / "model.json").write_text(json.dumps(meta))
     return dst
 
 
@@ -288,3 +295,21 @@ def test_compressed_arrays_that_were_corrupted_are_a_damaged_model(saved, tmp_pa
     (folder / "arrays.npz").write_bytes(bytes(buf))
     with pytest.raises(DialevalError, match="the saved model is damaged"):
         Estimator.load(folder)
+
+
+def test_a_save_interrupted_between_its_two_files_is_refused_not_loaded_as_a_hybrid(tiny_gold, tmp_path):
+    """A probe killed ``train --out m`` over an earlier model after arrays.npz was replaced and before model.json:
+    the folder loaded without a word, new arrays read with the earlier model's settings. model.json now records
+    the SHA-256 of the arrays it was saved with."""
+    corpus = dialeval.read_corpus(tiny_gold)
+    Prior(seed=0).fit(corpus).save(tmp_path / "m")
+    earlier_meta = (tmp_path / "m" / "model.json").read_bytes()
+    Prior(seed=7).fit(dialeval.read_corpus(tiny_gold[:2])).save(tmp_path / "m")
+    assert Estimator.load(tmp_path / "m").seed == 7
+    (tmp_path / "m" / "model.json").write_bytes(earlier_meta)  # what the kill left: new arrays, earlier meta
+    with pytest.raises(DialevalError, match=r"arrays\.npz is not the file model\.json was saved with"):
+        Estimator.load(tmp_path / "m")
+    meta = json.loads(earlier_meta)
+    del meta["arrays_sha256"]  # a model saved before the check: loaded as before
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+    assert Estimator.load(tmp_path / "m").seed == 0

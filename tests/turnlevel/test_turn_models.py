@@ -256,6 +256,11 @@ def test_a_damaged_prior_is_refused_at_load(dbdc_sample, tmp_path, edit, message
         arrays = {k: z[k] for k in z.files}
     edit(arrays)
     np.savez(tmp_path / "m" / "arrays.npz", **arrays)
+    with pytest.raises(DialevalError, match=r"arrays\.npz is not the file model\.json was saved with"):
+        load_model(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    del meta["arrays_sha256"]  # as a model saved before the hash was recorded: the prior's own checks
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
     with pytest.raises(DialevalError, match=re.escape(message)):
         load_model(tmp_path / "m")
 

@@ -79,8 +79,16 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     if path.is_symlink():
         path = check_output_file(os.path.realpath(path))
     tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
-    with _finished_by(tmp, path, lambda: os.replace(tmp, path)):
+    with _finished_by(tmp, path, lambda: _replace(tmp, path)):
         yield tmp
+
+
+def _replace(tmp: Path, path: Path) -> None:
+    """``tmp`` renamed onto ``path``, with the permissions of the file it replaces (a private gold stays private:
+    the temporary file was made with the umask's)."""
+    if path.is_file():
+        shutil.copymode(path, tmp)
+    os.replace(tmp, path)
 
 
 @contextmanager

@@ -9,6 +9,7 @@ model never runs code from the file). A kind is one subclass registered with :fu
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import warnings
@@ -218,8 +219,12 @@ class Estimator(ABC):
             meta["scales"] = {n: s.to_json() for n, s in self.scales.items()}
         if self.training_fingerprints is not None:
             meta["training_fingerprints"] = {"scheme": leakage.SCHEME, "count": len(self.training_fingerprints)}
-        with atomic_path(folder / "arrays.npz") as tmp, open(tmp, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
+        with atomic_path(folder / "arrays.npz") as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez_compressed(fh, **arrays)
+            # the two files name each other: a save interrupted between them (over an earlier model) leaves a
+            # folder that load refuses as damaged, not new arrays read with the earlier model's settings
+            meta["arrays_sha256"] = _sha256(tmp)
         write_text(folder / "model.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
         return folder
 
@@ -245,6 +250,10 @@ class Estimator(ABC):
             model = cls(tuple(meta["subtasks"]) or "both", int(meta["seed"]), **meta.get("params", {}))
             turn_scales = {n: TurnScale.from_json(n, d) for n, d in (meta.get("scales") or {}).items()}
             model.learnt = learnt_scales(() if turn_scales else model.subtasks, turn_scales)
+            expected = meta.get("arrays_sha256")  # absent in models saved before 2026-11-28: not checked
+            if expected is not None and _sha256(folder / "arrays.npz") != expected:
+                raise damaged("arrays.npz is not the file model.json was saved with: a save interrupted, or "
+                              "files of two models", str(folder))
             with np.load(folder / "arrays.npz", allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
             known = arrays.pop(leakage.ARRAY, None)
@@ -283,6 +292,15 @@ class Estimator(ABC):
     @abstractmethod
     def _set_state(self, config: dict, arrays: dict[str, np.ndarray]) -> None:
         """Restore what :meth:`_state` returned."""
+
+
+def _sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes (hex), read in 1 MB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def check_model_folder(path: str | Path) -> None:

@@ -363,8 +363,8 @@ class _Cache:
             name = hashlib.sha256("".join(keys).encode()).hexdigest()[:24]
             with atomic_path(self.folder / f"{name}.npz") as tmp:
                 np.savez(tmp, keys=np.array(keys), vecs=vecs.astype(np.float32))
-        except OSError:
-            pass  # a read-only home: the cache is an optimisation, not a requirement
+        except (OSError, DialevalError):  # atomic_path says a failed write as a DialevalError
+            pass  # a read-only or full disk: the cache is an optimisation, not a requirement
 
 
 _CACHES: dict[str, _Cache] = {}
