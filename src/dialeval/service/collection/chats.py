@@ -3,11 +3,18 @@
 The policy (whose turn, limits, pairing rules) is :mod:`.sessions`; this module applies it inside locked write
 transactions (:meth:`dialeval.service.db.Database.write`), so it holds across worker processes:
 
-- a new session takes its number (the dialogue id's 5 digits) under a lock on the collection's row, so
-  numbers follow the order of start and are never given twice;
+- a new session takes its number (the dialogue id's 5 digits) under a lock on the collection's row, and
+  its start time is read from the clock under that same lock, so numbers follow the order of the start
+  times and are never given twice;
 - human-human pairing claims a waiting session under the same lock: two people never take the same one;
 - a participant's turn is committed before the engine is asked; the reply is stored in a second
-  transaction, only if the chat still waits for it (a retry racing a slow reply adds nothing twice).
+  transaction, only if the chat still waits for it (a retry racing a slow reply adds nothing twice);
+- the time of a turn or reply is read from the clock once its chat's row is locked, so the order of the
+  turns' positions is the order of their times.
+
+The functions that store a start or a turn therefore take the clock (a callable returning an aware
+datetime), not a time read before the lock: a time read before waiting on the lock can be earlier than
+that of a request that took the lock first.
 """
 
 from __future__ import annotations
@@ -174,11 +181,60 @@ def _seen(sess: ChatSession, role: str, now: datetime | None) -> None:
         sess.seen2_at = now
 
 
-def start_session(db: Database, c: Collection, code: str, nickname: str, now: datetime) -> ChatSession:
-    """The participant's open chat if there is one, else a new one (human-human: paired, or waiting)."""
+def _check_clock(clock: object) -> None:
+    """Refuse a ``clock`` that cannot be called (a time given instead of the clock, say)."""
+    if not callable(clock):
+        raise TypeError(f"clock must be a callable returning an aware datetime (read under the lock), not "
+                        f"{describe(clock)}")
+
+
+def _read(clock: Callable[[], datetime]) -> datetime:
+    """The time ``clock()`` gives, checked: an aware datetime."""
+    now = clock()
+    if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
+        raise TypeError(f"clock() must return an aware datetime; it returned {describe(now)}")
+    return now
+
+
+def start_session(db: Database, c: Collection, code: str, nickname: str,
+                  clock: Callable[[], datetime]) -> ChatSession:
+    """The participant's open chat if there is one, else a new one (human-human: paired, or waiting).
+
+    Parameters
+    ----------
+    db : Database
+        The service's database.
+    c : Collection
+        The collection.
+    code : str
+        The participant's invitation code (checked, and marked used, in the same transaction).
+    nickname : str
+        The participant's nickname (:func:`.sessions.check_person_name`).
+    clock : callable
+        Returns the current time (an aware datetime). It is read once, after the collection's row is
+        locked, so that the start time and the chat's number (taken under that lock) are in the same order
+        as those of every other start: a later number never has an earlier start time.
+
+    Returns
+    -------
+    ChatSession
+        The open chat, the chat this participant was paired into, or a new one (``waiting`` in a
+        human-human collection until someone joins; else ``active`` with its number).
+
+    Raises
+    ------
+    TypeError
+        ``clock`` is not callable, or did not return an aware datetime.
+    Invalid
+        The nickname is not allowed.
+    Unauthorized, Conflict
+        The code is not one of this collection's (401); the participant started too many chats.
+    """
+    _check_clock(clock)
     nickname = sessions.check_person_name(nickname, None if c.human_human else c.engine_name)
     with db.write() as s:
         s.scalar(select(Collection.id).where(Collection.id == c.id).with_for_update())  # one pairing at a time
+        now = _read(clock)  # under the lock: start times in the order of the numbers
         inv = invitations.consume(s, code, KIND, now, target=c.name)
         mine = or_(ChatSession.user1_invitation_id == inv.id, ChatSession.user2_invitation_id == inv.id)
         open_ = s.scalar(select(ChatSession).where(ChatSession.collection_id == c.id, mine,
@@ -213,7 +269,8 @@ def start_session(db: Database, c: Collection, code: str, nickname: str, now: da
 
 
 def _begin(s, c: Collection, sess: ChatSession, now: datetime) -> None:
-    """Start a chat: the next number of the collection (under the collection's lock) and the start time."""
+    """Start a chat: the next number of the collection and the start time ``now``, both taken under the
+    collection's lock (held by the caller), so that numbers follow start times."""
     last = s.scalar(select(func.max(ChatSession.number)).where(ChatSession.collection_id == c.id))
     number = 0 if last is None else last + 1
     sessions.dialogue_id(c.engine_name, number)  # refuses a 6th digit
@@ -244,19 +301,58 @@ def touch(db: Database, c: Collection, inv: Invitation, session_id: int, now: da
 
 
 def add_turn(db: Database, c: Collection, who: Invitation | str | None, session_id: int, text: str,
-             now: datetime, position: object = None) -> tuple[Invitation, ChatSession, list[ChatTurn]]:
+             clock: Callable[[], datetime], position: object = None
+             ) -> tuple[Invitation, ChatSession, list[ChatTurn]]:
     """Store a participant's turn (committed before any engine is asked); ends the chat at its turn limit.
 
-    ``who`` is the participant's invitation, or their code: then it is checked in the same transaction
-    (one database round trip less on the path of every turn). ``position``: the place the sender's page gives
-    the turn (its last turn + 1); a turn whose place is taken already (sent again after a lost answer, or from
-    a page that missed turns) is refused, nothing stored (:func:`.sessions.check_position`, 409); None: no
-    check. Returns the invitation, the session and all its turns, the new one last.
+    Parameters
+    ----------
+    db : Database
+        The service's database.
+    c : Collection
+        The collection.
+    who : Invitation or str or None
+        The participant's invitation, or their code: then it is checked in the same transaction (one
+        database round trip less on the path of every turn; the clock is read for it too, as the time of
+        the code's first use, before the chat's row is locked).
+    session_id : int
+        The chat.
+    text : str
+        The utterance (:func:`.sessions.clean_utterance`).
+    clock : callable
+        Returns the current time (an aware datetime). The turn's time is read after the chat's row is
+        locked, so that the order of the turns' positions is the order of their times (a time read before
+        waiting on the lock could be earlier than that of the turn stored while it waited).
+    position : int or None
+        The place the sender's page gives the turn (its last turn + 1); a turn whose place is taken already
+        (sent again after a lost answer, or from a page that missed turns) is refused, nothing stored
+        (:func:`.sessions.check_position`, 409); None: no check.
+
+    Returns
+    -------
+    tuple
+        The invitation, the session and all its turns, the new one last.
+
+    Raises
+    ------
+    TypeError
+        ``clock`` is not callable, or did not return an aware datetime.
+    Unauthorized
+        ``who`` is a code that is not one of this collection's (401).
+    Invalid
+        The utterance or ``position`` is not allowed (422).
+    Conflict
+        Not this participant's turn, the chat is not active, or ``position`` is taken (409).
+    NotFound
+        No such chat of this participant's.
     """
+    _check_clock(clock)
     with db.write() as s:
-        inv = who if isinstance(who, Invitation) else invitations.consume(s, who, KIND, now, target=c.name)
+        inv = who if isinstance(who, Invitation) else invitations.consume(s, who, KIND, _read(clock),
+                                                                         target=c.name)
         text = sessions.clean_utterance(text)
         sess = _own(s, c, inv, session_id, lock=True)
+        now = _read(clock)  # under the chat's lock: positions and times in the same order
         role = role_in(sess, inv, c.human_human)
         rows = _turns(s, sess.id)
         sessions.check_position(position, len(rows))
@@ -278,7 +374,10 @@ def answer(db: Database, c: Collection, inv: Invitation, session_id: int, clock:
 
     The reply is made storable by :func:`.sessions.usable_reply` (cut to the participant's limit, control
     characters and bidi controls removed) rather than refused: the engine would answer the same at every retry.
+    ``clock`` (a callable returning an aware datetime) gives the reply's time, read once the chat's row is
+    locked, as a participant's turn (:func:`add_turn`); a clock that is not callable is a :class:`TypeError`.
     """
+    _check_clock(clock)
     if known is None:
         with db.read() as s:
             sess = _own(s, c, inv, session_id)
@@ -301,9 +400,9 @@ def answer(db: Database, c: Collection, inv: Invitation, session_id: int, clock:
     except Exception as e:  # an engine's own bug must not lose the turn nor answer 500
         text, error = None, f"the chat engine failed ({type(e).__name__}); your message is saved, ask again"
     engine_ms = (time.perf_counter() - t0) * 1000
-    now = clock()
     with db.write() as s:
         sess = _own(s, c, inv, session_id, lock=True)
+        now = _read(clock)  # under the chat's lock, as a participant's turn (:func:`add_turn`)
         now_speakers = _speakers(s, sess.id)
         if now_speakers != speakers or not sessions.awaiting_reply(False, sess.status, now_speakers, c.max_turns):
             return sess, None, ""  # answered meanwhile (a retry), or ended

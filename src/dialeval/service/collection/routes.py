@@ -116,7 +116,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
     def start(name: str, body: StartIn, cred: Code) -> dict:
         """Start a chat (or get back the open one). Human-human: ``status`` is ``waiting`` until paired."""
         c, inv = chats.participant(db, name, _code(cred))
-        sess = chats.start_session(db, c, _code(cred), body.name, clock())
+        sess = chats.start_session(db, c, _code(cred), body.name, clock)  # read under the lock
         chats.warm(c)
         _s, turns = chats.get_session(db, c, inv, sess.id)
         return chats.session_state(c, sess, turns, inv, clock())
@@ -134,7 +134,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
         engine failed, ``engine_error`` says why (202: the turn is saved; call ``retry``). With ``position``:
         409 (nothing stored) when the chat's next turn is not that one."""
         c = chats.get_collection(db, name)
-        inv, sess, turns = chats.add_turn(db, c, _code(cred), sid, body.utterance, clock(), body.position)
+        inv, sess, turns = chats.add_turn(db, c, _code(cred), sid, body.utterance, clock, body.position)
         return with_reply(c, inv, sid, turns[-1].position - 1, (sess, turns))
 
     @router.post("/api/collections/{name}/sessions/{sid}/retry", status_code=201, tags=["collection"])
@@ -202,7 +202,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
                               f"/api/collections/{name}/sessions, then .../turns); the WebSocket is for "
                               "human-human collections")
             key = live.opened(c.id, inv.id)
-            start = functools.partial(chats.start_session, db, c, code, nickname, clock())
+            start = functools.partial(chats.start_session, db, c, code, nickname, clock)  # read under the lock
             sess = await run_in_threadpool(live.start, key, start)
             await _relay(websocket, queue, c, inv, sess.id)
         except ServiceError as e:
@@ -267,7 +267,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             raise Invalid(f"received {msg.got}, not a text message holding a JSON object; {_ALLOWED}")
         kind = msg.get("type")
         if kind == "turn":
-            await run_in_threadpool(chats.add_turn, db, c, inv, sid, msg.get("utterance"), clock(),
+            await run_in_threadpool(chats.add_turn, db, c, inv, sid, msg.get("utterance"), clock,
                                     msg.get("position"))
         elif kind == "end":
             await run_in_threadpool(chats.end_session, db, c, inv, sid, clock())
