@@ -86,7 +86,7 @@ def annotation_status_cmd(name: str = typer.Argument(...),
     """Progress, time per item, Krippendorff's alpha per scale so far, each annotator's agreement with the rest."""
     from dialeval.service.annotation.status import annotation_status, status_table
 
-    st = _service_call(annotation_status, _db(database_url_, create=False), name)
+    st = _service_call(annotation_status, _db(database_url_, create=False), name, utcnow())
     if format_.value == "json":
         out.print_json(data=st)
     else:

@@ -51,7 +51,7 @@ def test_an_excluded_annotators_in_flight_submit_of_an_expired_assignment_is_ref
     with pj.db.read() as s:
         assert s.scalar(select(Assignment.state).where(Assignment.id == asg.id)) == "excluded"
     assert _counts(pj) == [(0, 0)]
-    st = annotation_status(pj.db, "p1")
+    st = annotation_status(pj.db, "p1", pj.clock())
     assert st["complete_items"] == 0 and st["items_by_finished"] == {"0": 1, "1": 0}
     # the item goes to another annotator, and the export has its k = 1 annotation
     b = projects.annotator(pj.db, "p1", b_code, pj.clock())
@@ -135,7 +135,7 @@ def test_impossible_annotator_ids_are_404_and_non_ids_422_never_500(pj):
     for ref, status in (("A²", 422), ("99999999999999999999", 404), ("A99999999999", 404)):
         r = pj.client.post("/annotate/p1/exclude", data={"token": admin, "annotator": ref, "csrf": token})
         assert r.status_code == status, (ref, r.text)
-    st = annotation_status(pj.db, "p1")
+    st = annotation_status(pj.db, "p1", pj.clock())
     assert [(x["annotator"], x["excluded"]) for x in st["annotators"]] == [("A001", False)]
 
 

@@ -120,7 +120,7 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
     @admin.get("/api/admin/annotation/{name}/status", tags=["admin"])
     def status(name: str, cred: Code) -> dict:
         """Progress, time per item, Krippendorff's alpha per scale so far, annotators (organiser token)."""
-        return annotation_status(db, name)
+        return annotation_status(db, name, clock())
 
     @admin.post("/api/admin/annotation/{name}/exclude", tags=["admin"])
     def exclude(name: str, body: ExcludeIn, cred: Code) -> dict:
@@ -183,7 +183,7 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
         try:
             csrf.verify(request, csrf_token)
             teams.authenticate_admin(db, token.strip())
-            st = annotation_status(db, name)
+            st = annotation_status(db, name, clock())
         except ServiceError as e:
             return page(request, "annotation/status.html", e.status, name=name, st=None, error=e.message)
         return page(request, "annotation/status.html", name=name, st=st)
@@ -197,7 +197,7 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
             csrf.verify(request, csrf_token)
             teams.authenticate_admin(db, token.strip())
             done = projects.exclude_annotator(db, name, annotator[:20], clock())
-            st = annotation_status(db, name)
+            st = annotation_status(db, name, clock())
         except ServiceError as e:
             return page(request, "annotation/status.html", e.status, name=name, st=None, error=e.message)
         return page(request, "annotation/status.html", name=name, st=st,

@@ -4,6 +4,11 @@ Agreement is Krippendorff's alpha per scale over the finished annotations, with 
 ``dialeval corpus stats`` (:func:`dialeval.agreement.scale_agreement`). An annotator's agreement with the
 rest is, over the units they labelled that others labelled too, the mean share of the other annotators
 who gave the same label (1: always with the others; near 1/levels: chance; a careless annotator stands out).
+
+The status is a read as of a given time ``now``: an active assignment past its time limit is shown as
+``overdue`` (the database gives it back lazily, at the next request for an item, and a read changes nothing),
+and the time spent on an item counts a pause longer than the time limit as the time limit
+(:func:`working_seconds`), so an annotator who left for a day and came back does not show a day's work.
 """
 
 from __future__ import annotations
@@ -11,10 +16,14 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+from itertools import pairwise
 
 from sqlalchemy import func, select
 
 from dialeval.agreement import scale_agreement
+from dialeval.errors import describe
 from dialeval.service.annotation import assignment as policy
 from dialeval.service.annotation.export import project_corpus
 from dialeval.service.annotation.projects import get_project, scheme_of
@@ -54,8 +63,97 @@ def agreement_with_rest(corpus) -> dict[str, dict]:
     return {a: {"units": len(v), "agreement": round(sum(v) / len(v), 3)} for a, v in scores.items()}
 
 
-def annotation_status(db: Database, name: str) -> dict:
-    """Progress, time per item, alpha per scale and per-annotator figures of project ``name`` (JSON-ready)."""
+ASSIGNMENT_COUNTS = ("active", "overdue", "finished", "expired", "excluded")
+"""The keys of the status's ``assignments``: the states of :data:`.assignment.STATES`, with ``active`` split
+into ``active`` (within its time limit) and ``overdue`` (past it, not yet given back)."""
+
+
+def _check_now(now: object) -> None:
+    if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
+        raise TypeError(f"now must be an aware datetime (the current time), not {describe(now)}")
+
+
+def working_seconds(times: Iterable[datetime], time_limit_s: float) -> tuple[float, int]:
+    """The time spent on an item: the pauses between its recorded actions, each counted up to the time limit.
+
+    The recorded actions of an assignment are its taking, the last save of each of its labels and its
+    submission. A pause between two successive ones longer than the time limit (the assignment lapsed: the
+    annotator was away) counts as the time limit; shorter ones count in full. Saving a label again keeps its
+    last time only, so a pause is measured between the times that are kept.
+
+    Parameters
+    ----------
+    times : iterable of datetime
+        The times of the actions (aware datetimes, in any order; at least one).
+    time_limit_s : float
+        The project's time limit in seconds (positive).
+
+    Returns
+    -------
+    tuple of (float, int)
+        The seconds counted, and how many pauses were longer than the time limit (counted as the limit).
+
+    Raises
+    ------
+    TypeError
+        A time is not an aware datetime, or the time limit is not a number.
+    ValueError
+        No time is given, or the time limit is not a positive finite number.
+
+    Examples
+    --------
+    >>> from datetime import UTC, datetime, timedelta
+    >>> t0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    >>> working_seconds([t0, t0 + timedelta(seconds=40), t0 + timedelta(seconds=100)], 1800)
+    (100.0, 0)
+    >>> working_seconds([t0, t0 + timedelta(days=1), t0 + timedelta(days=1, seconds=5)], 1800)
+    (1805.0, 1)
+    """
+    if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, int | float):
+        raise TypeError(f"time_limit_s must be a number of seconds, not {describe(time_limit_s)}")
+    if not math.isfinite(time_limit_s) or time_limit_s <= 0:
+        raise ValueError(f"time_limit_s {describe(time_limit_s)} is not allowed; allowed are positive seconds")
+    ts = list(times)
+    if not ts:
+        raise ValueError("working_seconds needs the time of at least one action (the item's taking)")
+    for t in ts:
+        if not isinstance(t, datetime) or t.tzinfo is None or t.utcoffset() is None:
+            raise TypeError(f"the times of the actions must be aware datetimes, not {describe(t)}")
+    ts.sort()
+    gaps = [(b - a).total_seconds() for a, b in pairwise(ts)]
+    return float(sum(min(g, time_limit_s) for g in gaps)), sum(g > time_limit_s for g in gaps)
+
+
+def annotation_status(db: Database, name: str, now: datetime) -> dict:
+    """Progress, time per item, alpha per scale and per-annotator figures of project ``name`` (JSON-ready).
+
+    Parameters
+    ----------
+    db : Database
+        The service's database (only read: nothing is expired here).
+    name : str
+        The project.
+    now : datetime
+        The current time (aware; the caller's clock): an active assignment whose time limit has passed by
+        then (``expires_at <= now``) counts as ``overdue``, not ``active``.
+
+    Returns
+    -------
+    dict
+        Among others: ``assignments``, the count of each of :data:`ASSIGNMENT_COUNTS`; ``time_limit_s``;
+        ``seconds_per_item`` over the finished assignments, measured by :func:`working_seconds` (``median``,
+        ``mean``, ``pauses_capped_at_s``: the time limit, the most a pause counts, and
+        ``items_with_a_capped_pause``: how many items had a longer pause); and per annotator ``active``,
+        ``overdue``, ``finished``, ``median_seconds_per_item`` and ``items_with_a_capped_pause``.
+
+    Raises
+    ------
+    TypeError
+        ``now`` is not an aware datetime.
+    NotFound
+        No project called ``name``.
+    """
+    _check_now(now)
     p = get_project(db, name)
     with db.read() as s:
         finished = Counter(s.scalars(select(AnnotationItem.finished).where(AnnotationItem.project_id == p.id)))
@@ -66,14 +164,29 @@ def annotation_status(db: Database, name: str) -> dict:
         people = s.execute(select(Annotator, Invitation.label)
                            .join(Invitation, Invitation.id == Annotator.invitation_id)
                            .where(Annotator.project_id == p.id).order_by(Annotator.number)).all()
-        done = s.execute(select(Assignment.annotator_id, Assignment.created_at, Assignment.finished_at)
+        done = s.execute(select(Assignment.id, Assignment.annotator_id, Assignment.created_at,
+                                Assignment.finished_at)
                          .where(Assignment.project_id == p.id, Assignment.state == "finished")).all()
-        active = Counter(s.scalars(select(Assignment.annotator_id).where(Assignment.project_id == p.id,
-                                                                          Assignment.state == "active")))
+        saves = s.execute(select(Label.assignment_id, Label.saved_at)
+                          .join(Assignment, Assignment.id == Label.assignment_id)
+                          .where(Assignment.project_id == p.id, Assignment.state == "finished")).all()
+        live = s.execute(select(Assignment.annotator_id, Assignment.expires_at)
+                         .where(Assignment.project_id == p.id, Assignment.state == "active")).all()
+    active, overdue = Counter(), Counter()
+    for aid, expires_at in live:
+        (overdue if policy.is_expired(expires_at, now) else active)[aid] += 1
+    saved: dict[int, list[datetime]] = defaultdict(list)
+    for asg_id, t in saves:
+        saved[asg_id].append(t)
     secs: dict[int, list[float]] = defaultdict(list)
-    for aid, t0, t1 in done:
-        secs[aid].append((t1 - t0).total_seconds())
+    capped: Counter[int] = Counter()
+    for asg_id, aid, t0, t1 in done:
+        seconds, pauses = working_seconds([t0, *saved.get(asg_id, []), t1], p.timeout_s)
+        secs[aid].append(seconds)
+        capped[aid] += pauses > 0
     all_secs = [x for v in secs.values() for x in v]
+    counts = {k: states.get(k, 0) for k in ASSIGNMENT_COUNTS}
+    counts["active"], counts["overdue"] = sum(active.values()), sum(overdue.values())
     corpus = project_corpus(db, name)
     alphas = {}
     for scale in corpus.scales:
@@ -87,7 +200,9 @@ def annotation_status(db: Database, name: str) -> dict:
         aid = policy.annotator_id(a.number)
         annotators.append({"annotator": aid, "label": label, "joined_at": a.joined_at.isoformat(),
                            "excluded": a.excluded_at is not None, "finished": len(secs.get(a.id, [])),
-                           "active": active.get(a.id, 0), "median_seconds_per_item": _median(secs.get(a.id, [])),
+                           "active": active.get(a.id, 0), "overdue": overdue.get(a.id, 0),
+                           "median_seconds_per_item": _median(secs.get(a.id, [])),
+                           "items_with_a_capped_pause": capped.get(a.id, 0),
                            "agreement_with_rest": rest.get(aid, {}).get("agreement"),
                            "units_compared": rest.get(aid, {}).get("units", 0)})
     complete = sum(c for f, c in finished.items() if f >= p.overlap)
@@ -96,9 +211,11 @@ def annotation_status(db: Database, name: str) -> dict:
             "needed_annotations": n_items * p.overlap,
             "progress": round(sum(min(f, p.overlap) * c for f, c in finished.items()) / (n_items * p.overlap), 4),
             "items_by_finished": {str(f): finished.get(f, 0) for f in range(p.overlap + 1)},
-            "assignments": dict(states), "labels_saved": n_labels,
+            "assignments": counts, "labels_saved": n_labels, "time_limit_s": p.timeout_s,
             "seconds_per_item": {"median": _median(all_secs),
-                                 "mean": round(statistics.fmean(all_secs), 1) if all_secs else None},
+                                 "mean": round(statistics.fmean(all_secs), 1) if all_secs else None,
+                                 "pauses_capped_at_s": p.timeout_s,
+                                 "items_with_a_capped_pause": sum(capped.values())},
             "alpha": alphas, "annotators": annotators}
 
 
@@ -148,22 +265,26 @@ def finished_buckets(by_finished: dict[str, int], k: int) -> list[tuple[str, int
 
 def status_table(st: dict) -> list[str]:
     """The status as lines of text (``annotation-status --format table``)."""
-    per = st["seconds_per_item"]
+    per, asg = st["seconds_per_item"], st["assignments"]
+    cap = f"{per['pauses_capped_at_s']:g}"
     lines = [f"project {st['project']} (scheme {st['scheme']}, k = {st['overlap']}): {st['complete_items']} of "
              f"{st['items']} items complete, {st['finished_annotations']} of {st['needed_annotations']} annotations "
              f"({100 * st['progress']:.1f}%)",
              "items by finished annotations: " + ", ".join(f"{label}: {n}" for label, n in
                                                            finished_buckets(st["items_by_finished"], st["overlap"])),
+             f"assignments: {asg['active']} active, {asg['overdue']} overdue (past the time limit of {cap} s, given "
+             f"back at the next request for an item), {asg['finished']} finished, {asg['expired']} expired",
              "seconds per item: " + ("none finished yet" if per["median"] is None else
-                                     f"median {per['median']}, mean {per['mean']}"),
+                                     f"median {per['median']}, mean {per['mean']} (a pause counts {cap} s at most; "
+                                     f"{per['items_with_a_capped_pause']} item(s) had a longer one)"),
              "Krippendorff's alpha so far:"]
     for scale, a in st["alpha"].items():
         val = "undefined" if a["alpha"] is None else f"{a['alpha']:.3f}"
         lines.append(f"  {scale:<22} {val:>9} ({a['kind']}, {a['units']} units){'  ' + a['note'] if a['note'] else ''}")
-    lines.append(f"{'annotator':<10} {'finished':>8} {'active':>6} {'s/item':>7} {'agree':>6}  label")
+    lines.append(f"{'annotator':<10} {'finished':>8} {'active':>6} {'overdue':>7} {'s/item':>7} {'agree':>6}  label")
     for a in st["annotators"]:
         agree = "-" if a["agreement_with_rest"] is None else f"{a['agreement_with_rest']:.2f}"
         sec = "-" if a["median_seconds_per_item"] is None else f"{a['median_seconds_per_item']:.0f}"
-        lines.append(f"{a['annotator']:<10} {a['finished']:>8} {a['active']:>6} {sec:>7} {agree:>6}  "
-                     f"{a['label']}{' (excluded)' if a['excluded'] else ''}")
+        lines.append(f"{a['annotator']:<10} {a['finished']:>8} {a['active']:>6} {a['overdue']:>7} {sec:>7} "
+                     f"{agree:>6}  {a['label']}{' (excluded)' if a['excluded'] else ''}")
     return lines
