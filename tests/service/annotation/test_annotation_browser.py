@@ -166,7 +166,7 @@ def test_mouse_then_enter_submits_and_tab_then_space_chooses(sqlite_url, browser
                 if p.evaluate("document.activeElement.getAttribute('aria-label')") == "turn 1 validity: VALID":
                     break
             p.keyboard.press("Space")
-            expect(p.locator(".control button:focus")).to_have_attribute("aria-pressed", "true")
+            expect(p.locator(".control button:focus")).to_have_attribute("aria-checked", "true")
             expect(p.locator("#item-title")).to_contain_text("Item")
             p.locator("#item-title").click()  # a click elsewhere: the keyboard's Enter submits again
             p.keyboard.press("Enter")  # one turn is still missing: said, and its keys act there
@@ -194,7 +194,7 @@ is negative does nothing."""
         for name in ["dialogue A: task accomplishment: -1", "dialogue S: customer satisfaction: 0",
                      "dialogue E: dialogue effectiveness: -2", "turn 0 nugget type (customer): CNUG",
                      "turn 1 nugget type (helpdesk): HNUG"]:
-            expect(p.locator(f'.control button[aria-label="{name}"]')).to_have_attribute("aria-pressed", "true")
+            expect(p.locator(f'.control button[aria-label="{name}"]')).to_have_attribute("aria-checked", "true")
         assert problems == []
 
 
@@ -272,7 +272,7 @@ def test_enter_on_a_tabbed_label_button_submits_and_never_changes_a_label(sqlite
                     break
             p.keyboard.press("2")                      # ACCEPTABLE on turn 1, the button's turn
             expect(p.locator('.control button[aria-label="turn 1 validity: ACCEPTABLE"]')).to_have_attribute(
-                "aria-pressed", "true")
+                "aria-checked", "true")
             p.keyboard.press("j")                      # on to turn 3: the browser's focus goes along
             got = _focused(p)
             assert (got["turn"], got["scale"], got["current"]) == ("3", "validity", True), got
@@ -310,15 +310,15 @@ def test_a_pending_minus_is_shown_and_any_other_key_cancels_it(sqlite_url, brows
         expect(p.locator(".pending-minus")).to_have_count(0)
         p.keyboard.press("1")
         button = '.control button[aria-label="dialogue {}"]'
-        expect(p.locator(button.format("S: customer satisfaction: 1"))).to_have_attribute("aria-pressed", "true")
-        expect(p.locator(button.format("S: customer satisfaction: -1"))).to_have_attribute("aria-pressed", "false")
+        expect(p.locator(button.format("S: customer satisfaction: 1"))).to_have_attribute("aria-checked", "true")
+        expect(p.locator(button.format("S: customer satisfaction: -1"))).to_have_attribute("aria-checked", "false")
         p.keyboard.press("-")                      # E: "-", then Escape cancels it, then 2 is 2
         expect(p.locator(".pending-minus")).to_have_count(1)
         p.keyboard.press("Escape")
         expect(p.locator(".pending-minus")).to_have_count(0)
         p.keyboard.press("2")
-        expect(p.locator(button.format("E: dialogue effectiveness: 2"))).to_have_attribute("aria-pressed", "true")
-        expect(p.locator(button.format("A: task accomplishment: -2"))).to_have_attribute("aria-pressed", "false")
+        expect(p.locator(button.format("E: dialogue effectiveness: 2"))).to_have_attribute("aria-checked", "true")
+        expect(p.locator(button.format("A: task accomplishment: -2"))).to_have_attribute("aria-checked", "false")
         expect(p.locator("#keys")).to_contain_text("any other key cancels")
         assert problems == []
 
@@ -352,7 +352,8 @@ def test_an_item_taken_by_another_annotator_says_so_in_view_and_offers_the_next(
             expect(p.locator("#next-item")).to_be_focused()
             expect(p.locator("#next-item")).to_be_in_viewport()
             p.keyboard.press("1")                      # no label, no new error
-            expect(p.locator('.control button[aria-pressed="true"]')).to_have_count(0)
+            chosen = '.control button[aria-pressed="true"], .control button[aria-checked="true"]'
+            expect(p.locator(chosen)).to_have_count(0)
             p.locator("body").click()
             p.keyboard.press("Enter")                  # the next item: none is left for this annotator
             expect(p.locator("#done")).to_be_visible()
@@ -401,9 +402,9 @@ def test_controls_and_buttons_are_named_with_their_turn(sqlite_url, browser):
         [code] = invitations.create_invitations(pj.db, "annotation", "n1", 1, pj.clock())
         with LiveServer(pj.app) as server:
             p, problems = _join(browser, server, "n1", code, turns=4)
-            expect(p.get_by_role("group", name="turn 3 validity", exact=True)).to_have_count(1)
+            expect(p.get_by_role("radiogroup", name="turn 3 validity", exact=True)).to_have_count(1)
             expect(p.get_by_role("group", name="turn 1 POSITIVE", exact=True)).to_have_count(1)
-            expect(p.get_by_role("button", name="turn 3 validity: INVALID", exact=True)).to_have_count(1)
+            expect(p.get_by_role("radio", name="turn 3 validity: INVALID", exact=True)).to_have_count(1)
             expect(p.get_by_role("button", name="turn 1 POSITIVE", exact=True)).to_have_count(1)
             assert problems == []
     finally:

@@ -7,6 +7,14 @@
 // focus are kept in one place. Keys that move the label in focus move the browser's focus to its button;
 // Tab (or a click) moves the browser's focus, and the label in focus follows. Enter always submits (also on
 // a label button: it never presses one); Space presses the label button the browser's focus is on.
+//
+// Each choice (a level of one label) is an ARIA radio group: one Tab stop per group (roving tabindex), ← / →
+// move the browser's focus within it, Space chooses. A tag is a toggle button (aria-pressed). The shortcuts
+// act wherever the browser's focus is, except in a text field; on a link, the guidelines' summary and the
+// page's other buttons (Submit, Next item) Enter and Space keep their own meaning.
+//
+// While an item is being submitted (or the next one is being fetched) labels cannot change: keys and clicks
+// that would change one are refused ("submitting…"), and the submit waits for every save still under way.
 (function () {
   "use strict";
   const root = document.getElementById("annotate");
@@ -27,20 +35,35 @@
   let labels = {};        // "turn|scale" -> value (this annotator's own)
   let slots = [];         // [{turn, scale}] every choice control, in page order (keyboard focus moves here)
   let focus = 0;
-  let busy = false;
+  let busy = false;       // an item is being submitted, or the next one fetched: no label changes meanwhile
   let lost = false;       // the item is no longer this annotator's (expired and taken, withdrawn, submitted)
   let minus = "";         // "-" typed just before: the next digit chooses a negative level
   let saving = Promise.resolve();   // saves go one after another, in the order labels were given
   let unsaved = 0;                  // saves not answered yet ("saved" is said when none is left)
+  let changes = {};                 // "turn|scale" -> how many times the page changed it (a failed save undoes
+                                    // its change only if no later one was made)
+  const saveErrors = new Map();     // "turn|scale" -> why its last save failed (shown until it is saved again)
+  let errorText = "";               // any other error (the start, a submit, the next item)
 
-
-  function showError(msg) {
+  // The error box shows every label whose save failed (until it is saved again) and the last other error.
+  function showErrors() {
+    const msgs = [...saveErrors.values()];
+    if (errorText) msgs.push(errorText);
+    const msg = msgs.join("\n");
     const e = $("error");
-    e.textContent = msg || "";
+    const changed = e.textContent !== msg;
+    e.textContent = msg;
     e.hidden = !msg;
     // where it is seen: the alerts stick to the top of the window (annotate.css); scrolled to if need be
-    if (msg && e.scrollIntoView) e.scrollIntoView({ block: "nearest" });
+    if (msg && changed && e.scrollIntoView) e.scrollIntoView({ block: "nearest" });
   }
+
+  function showError(msg) {
+    errorText = msg || "";
+    showErrors();
+  }
+
+  function say(msg) { $("saved").textContent = msg; }   // the page's one live region (aria-live polite)
 
   function key(turn, scale) { return turn + "|" + scale; }
   function unitName(turn) { return Number(turn) === -1 ? "dialogue" : "turn " + turn; }
@@ -74,9 +97,12 @@
       add("after a level", "the next missing label comes into focus");
     }
     add("↓ / j, ↑ / k", "next / previous label");
-    add("Backspace", "clear the label in focus");
-    add("Tab, Space", "move to a button, press it");
-    add("Enter", "submit the item when complete (never changes a label)");
+    add("← / →", "the previous / next level of the label the browser's focus is on (Space chooses it)");
+    add("Backspace", "clear the level of the label in focus" + (tags.length ? "; on a tag's button: clear that tag" : ""));
+    add("Tab, Space", "move to the next label or button (one stop per label), press it");
+    add("Enter", "submit the item when complete (never changes a label); on a link or the guidelines' title: " +
+        "open it");
+    add("where", "these keys work wherever the browser's focus is, except in a text field");
     // what the levels mean where their names do not say it (STC-3's nugget types)
     const legend = $("legend");
     legend.textContent = "";
@@ -110,7 +136,7 @@
     const box = el("span", "control");
     box.dataset.turn = turn;
     box.dataset.scale = scale;
-    box.setAttribute("role", "group");
+    box.setAttribute("role", c.flag ? "group" : "radiogroup");
     const name = unitName(turn) + " " + c.title;  // "turn 3 validity": which turn, for a screen reader too
     box.setAttribute("aria-label", name);
     box.appendChild(el("span", "title", c.title));
@@ -126,9 +152,16 @@
       b.setAttribute("aria-label", c.flag ? name : name + ": " + lv.value);
       if (lv.description) b.setAttribute("aria-description", lv.description);
       b.setAttribute("aria-keyshortcuts", lv.key);
-      b.setAttribute("aria-pressed", "false");
+      if (c.flag) {
+        b.setAttribute("aria-pressed", "false");
+      } else {  // one level of a choice: a radio of the group, one Tab stop per group (rove())
+        b.setAttribute("role", "radio");
+        b.setAttribute("aria-checked", "false");
+        b.tabIndex = -1;
+      }
       b.addEventListener("click", () => {
         if (lost) return;
+        if (busy) { refuse(); return; }
         if (c.flag) setLabel(turn, scale, labels[key(turn, scale)] === "yes" ? "no" : "yes");
         else setLabel(turn, scale, lv.value);
         focusOn(turn, scale, false);
@@ -136,6 +169,7 @@
       if (c.flag) box.querySelector(".title").textContent = "";
       box.appendChild(b);
     }
+    if (!c.flag) box.querySelector("button").tabIndex = 0;
     return box;
   }
 
@@ -184,6 +218,8 @@
     }
     labels = {};
     for (const l of view.labels) labels[key(l.turn, l.scale)] = l.value;
+    saveErrors.clear();
+    showErrors();
     paint();
     const firstMissing = slots.findIndex((s) => labels[key(s.turn, s.scale)] === undefined);
     focus = firstMissing < 0 ? 0 : firstMissing;
@@ -199,10 +235,20 @@
       box.classList.toggle("missing", todo.has(k));
       for (const b of box.querySelectorAll("button")) {
         const on = c.flag ? labels[k] === "yes" : labels[k] === b.dataset.value;
-        b.setAttribute("aria-pressed", on ? "true" : "false");
+        b.setAttribute(c.flag ? "aria-pressed" : "aria-checked", on ? "true" : "false");
         if (!c.flag) b.classList.toggle("chosen", on);
       }
+      rove(box);
     }
+  }
+
+  // A choice's one Tab stop: the level the browser's focus is on, else the chosen level, else the first.
+  function rove(box) {
+    const radios = [...box.querySelectorAll('[role="radio"]')];
+    if (!radios.length) return;
+    const stop = radios.find((b) => b === document.activeElement) ||
+      radios.find((b) => b.getAttribute("aria-checked") === "true") || radios[0];
+    for (const b of radios) b.tabIndex = b === stop ? 0 : -1;
   }
 
   function currentBox() {
@@ -214,12 +260,12 @@
     for (const x of root.querySelectorAll(".pending-minus")) x.remove();
     const box = currentBox();
     const said = "“-” typed: the next digit chooses a negative level";
-    if (!minus && $("saved").textContent === said) $("saved").textContent = "";
+    if (!minus && $("saved").textContent === said) say("");
     if (minus && box) {
       const m = el("span", "pending-minus", "−…");
       m.title = "a negative level: type its digit (any other key cancels)";
       box.appendChild(m);
-      $("saved").textContent = said;
+      say(said);
     }
   }
 
@@ -238,15 +284,22 @@
     const unit = s.turn === -1 ? $("dialogue-controls") : root.querySelector('#dialogue li[data-turn="' + s.turn + '"]');
     if (unit) {
       unit.classList.add("focus");
-      if (unit.scrollIntoView) unit.scrollIntoView({ block: "nearest" });
+      // the whole turn in view when it fits in the window; a taller one is not scrolled as a whole (its
+      // top or bottom would be aligned, and the control in focus could be pushed off screen)
+      if (unit.scrollIntoView && unit.getBoundingClientRect().height <= window.innerHeight) {
+        unit.scrollIntoView({ block: "nearest" });
+      }
     }
     const box = currentBox();
     if (!box) return;
     box.classList.add("current");
+    let shown = box.contains(document.activeElement) ? document.activeElement : box;
     if (moveDom) {
-      const b = box.querySelector('button[aria-pressed="true"]') || box.querySelector("button");
+      const b = box.querySelector('[aria-checked="true"]') || box.querySelector("button");
       if (b && document.activeElement !== b) b.focus({ preventScroll: true });
+      if (b) shown = b;
     }
+    if (shown.scrollIntoView) shown.scrollIntoView({ block: "nearest" });  // the control in focus is on screen
     showMinus();
   }
 
@@ -267,7 +320,8 @@
     lost = true;
     setMinus("");
     for (const b of root.querySelectorAll(".control button")) b.disabled = true;
-    $("saved").textContent = "";
+    say("");
+    saveErrors.clear();
     showError("This item is no longer yours (" + e.message + "). Go on with the next item.");
     $("lost").hidden = false;
     progress();
@@ -275,34 +329,74 @@
     return true;
   }
 
+  function refuse() { say("submitting… (labels cannot change now)"); }
+
+  function labelName(turn, scale) { return unitName(turn) + " " + controls[scale].title; }
+
   async function setLabel(turn, scale, value) {
     if (!view || lost) return;
+    if (busy) { refuse(); return; }
     const k = key(turn, scale);
     const before = labels[k];
+    const mine = changes[k] = (changes[k] || 0) + 1;
     if (value === null) delete labels[k]; else labels[k] = value;
     paint();
-    $("saved").textContent = "saving…";
+    say("saving…");
     progress();
     const aid = view.assignment;
     unsaved += 1;
     const save = async () => {
       unsaved -= 1;
       if (lost) return;
+      const here = () => view && view.assignment === aid;
       try {
         await call("POST", "/assignments/" + aid + "/labels", { turn, scale, value });
-        if (!unsaved) $("saved").textContent = "saved";
-        showError("");
-      } catch (e) {
-        if (view && view.assignment === aid) {
-          if (before === undefined) delete labels[k]; else labels[k] = before;
+        if (here()) {
+          saveErrors.delete(k);  // saved again: its failure is over (other labels' failures stay shown)
+          errorText = "";
+          showErrors();
         }
-        $("saved").textContent = "";
-        if (!(await checkLost(aid, e))) showError(e.message);
+        if (!unsaved) say(saveErrors.size ? "some labels are not saved (see above)" : "saved");
+      } catch (e) {
+        if (here()) {
+          // undo this change unless the label was changed since (the later change stands, and is saved
+          // after this one: saves go one after another)
+          if (changes[k] === mine) { if (before === undefined) delete labels[k]; else labels[k] = before; }
+          say(unsaved ? "saving…" : "");
+          if (!(await checkLost(aid, e))) {
+            saveErrors.set(k, labelName(turn, scale) + ": not saved (" + e.message + "); give its label again");
+            showErrors();
+          }
+        }
       }
-      if (view && view.assignment === aid) { paint(); progress(); }
+      if (here()) { paint(); progress(); }
     };
     saving = saving.then(save, save);
     return saving;
+  }
+
+  // Every save given so far answered (also saves chained while waiting).
+  async function settled() {
+    let p;
+    do { p = saving; await p; } while (p !== saving);
+  }
+
+  // Which labels ("turn|scale") the server has otherwise than the page (another tab or window changed them);
+  // a flag "no" and no flag at all are the same.
+  function labelsDiff(server) {
+    const norm = (m) => {
+      const out = {};
+      for (const [k, v] of Object.entries(m)) {
+        const scale = k.slice(k.indexOf("|") + 1);
+        if (v === null || v === undefined || (controls[scale] && controls[scale].flag && v === "no")) continue;
+        out[k] = v;
+      }
+      return out;
+    };
+    const theirs = {};
+    for (const l of server) theirs[key(l.turn, l.scale)] = l.value;
+    const a = norm(labels), b = norm(theirs);
+    return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k]);
   }
 
   async function next() {
@@ -318,7 +412,7 @@
         $("item-title").textContent = "";
         $("done").hidden = false;
         $("submit").hidden = true;
-        $("saved").textContent = "";
+        say("");
         root.querySelector(".keys").hidden = true;
         info.progress = r.progress;
         $("done").focus();
@@ -338,17 +432,45 @@
     if (!view || busy || lost) return;
     const left = missing();
     if (left.length) {  // say what is missing, and take the annotator there
-      $("saved").textContent = left.length + " label" + (left.length === 1 ? "" : "s") +
-        " still missing (marked *); the first is now the label in focus (its keys act there)";
+      say(left.length + " label" + (left.length === 1 ? "" : "s") +
+        " still missing (marked *); the first is now the label in focus (its keys act there)");
       focusOn(left[0].turn, left[0].scale, true);
       return;
     }
     busy = true;
+    say("submitting…");
     progress();
     const aid = view.assignment;
     try {
-      await saving;
+      await settled();  // every save under way (no label changes from now on: busy)
       if (lost) { busy = false; progress(); return; }
+      if (saveErrors.size) {  // a label the annotator gave is not saved: never submitted as if it were
+        busy = false;
+        const [k] = saveErrors.keys();
+        const [turn, scale] = [Number(k.slice(0, k.indexOf("|"))), k.slice(k.indexOf("|") + 1)];
+        say("not submitted: " + labelName(turn, scale) + " is not saved; give its label again, then press Enter");
+        focusOn(turn, scale, true);
+        progress();
+        return;
+      }
+      // the labels as saved: another tab or window of this annotator may have changed them since this page
+      // showed them. Then the page shows the saved ones, and the annotator checks them before submitting.
+      const now = await call("GET", "/assignments/" + aid);
+      const diff = now.state === "active" ? labelsDiff(now.labels) : [];
+      if (diff.length && view && view.assignment === aid) {
+        busy = false;
+        view = now;
+        render();
+        const first = slots.findIndex((s) => diff.includes(key(s.turn, s.scale)));
+        if (first >= 0) { focus = first; paintFocus(true); }
+        const names = diff.map((k) => labelName(Number(k.slice(0, k.indexOf("|"))), k.slice(k.indexOf("|") + 1)));
+        showError("Not submitted: this item's labels were changed elsewhere (another tab or window?) since this " +
+                  "page showed them (" + names.join(", ") + "). The page now shows the saved labels: check them " +
+                  "and press Enter again to submit.");
+        say("not submitted: check the labels, then press Enter again");
+        progress();
+        return;
+      }
       const r = await call("POST", "/assignments/" + aid + "/submit");
       info.progress = r.progress;
       busy = false;
@@ -364,11 +486,12 @@
   document.addEventListener("keydown", (ev) => {
     if (ev.ctrlKey || ev.metaKey || ev.altKey || MODIFIERS.has(ev.key)) return;
     const t = ev.target;
-    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT")) return;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
     const k = ev.key;
-    const onLabel = !!(t && t.closest && t.closest(".control"));
-    // other buttons (Submit, Next item), links, the guidelines' summary: their own Enter and Space
-    if (t && !onLabel && (t.tagName === "BUTTON" || t.tagName === "A" || t.tagName === "SUMMARY")) return;
+    const labelButton = t && t.closest ? t.closest(".control button") : null;  // a level's radio or a tag's button
+    // Submit, Next item, links, the guidelines' summary: their own Enter and Space; every other key is a shortcut
+    const own = !labelButton && t && (t.tagName === "BUTTON" || t.tagName === "A" || t.tagName === "SUMMARY");
+    if (own && (k === "Enter" || k === " ")) return;
     if (lost) {  // the item is gone: Enter goes on to the next one, other keys do nothing
       if (k === "Enter") { ev.preventDefault(); next(); }
       return;
@@ -376,20 +499,39 @@
     if (!view) return;
     const pending = minus;
     setMinus("");  // a "-" waits for the very next key only: any other key than a digit cancels it
-    if (k === " " && onLabel) return;  // Space presses the label button the browser's focus is on
+    if (k === " ") return;  // Space presses the label button the browser's focus is on (elsewhere: scrolls)
     // Enter submits, also on a label button (its default, pressing the button, would change a label)
     if (k === "Enter") { ev.preventDefault(); submit(); return; }
+    if ((k === "ArrowLeft" || k === "ArrowRight") && labelButton && labelButton.getAttribute("role") === "radio") {
+      ev.preventDefault();  // within the radio group: the browser's focus moves, Space chooses
+      const radios = [...labelButton.closest(".control").querySelectorAll('[role="radio"]')];
+      const i = (radios.indexOf(labelButton) + (k === "ArrowRight" ? 1 : radios.length - 1)) % radios.length;
+      radios[i].focus();
+      return;
+    }
     if (k === "ArrowDown" || k === "j") { ev.preventDefault(); focus = Math.min(focus + 1, slots.length - 1); paintFocus(true); return; }
     if (k === "ArrowUp" || k === "k") { ev.preventDefault(); focus = Math.max(focus - 1, 0); paintFocus(true); return; }
     const s = slots[focus];
     if (!s) return;
-    if (k === "Backspace" || k === "Delete") { ev.preventDefault(); setLabel(s.turn, s.scale, null); return; }
     const c = controls[s.scale];
-    // a negative level is typed as written: "-" then its digit ("-" is kept for the next key only)
-    if (k === "-" && c.levels.some((l) => l.key.startsWith("-"))) { ev.preventDefault(); setMinus("-"); return; }
+    const unit = view.units.find((u) => u.turn === s.turn);
+    const tag = (unit ? unit.controls : []).find((name) => controls[name].flag && controls[name].levels[0].key === k);
     const lv = c.levels.find((l) => l.key === pending + k);
+    const clear = k === "Backspace" || k === "Delete";
+    const negative = k === "-" && c.levels.some((l) => l.key.startsWith("-"));
+    if (!(lv || tag || clear || negative)) return;
+    ev.preventDefault();
+    if (busy) { refuse(); return; }  // being submitted: no label changes
+    if (clear) {
+      // on a tag's button: that tag; elsewhere the level of the label in focus
+      const box = labelButton && labelButton.closest(".control");
+      if (box && controls[box.dataset.scale].flag) setLabel(Number(box.dataset.turn), box.dataset.scale, "no");
+      else setLabel(s.turn, s.scale, null);
+      return;
+    }
+    // a negative level is typed as written: "-" then its digit ("-" is kept for the next key only)
+    if (negative) { setMinus("-"); return; }
     if (lv) {
-      ev.preventDefault();
       setLabel(s.turn, s.scale, lv.value);
       // on to the next missing label, but never past a turn with tags: the tags typed next are its own
       const here = slots.slice(focus + 1).findIndex((x) => labels[key(x.turn, x.scale)] === undefined);
@@ -399,15 +541,7 @@
       return;
     }
     // a flag of the unit in focus (e.g. p for POSITIVE on this turn)
-    const unit = view.units.find((u) => u.turn === s.turn);
-    for (const name of unit ? unit.controls : []) {
-      const f = controls[name];
-      if (f.flag && f.levels[0].key === k) {
-        ev.preventDefault();
-        setLabel(s.turn, name, labels[key(s.turn, name)] === "yes" ? "no" : "yes");
-        return;
-      }
-    }
+    setLabel(s.turn, tag, labels[key(s.turn, tag)] === "yes" ? "no" : "yes");
   });
 
   $("submit").addEventListener("click", submit);
@@ -417,6 +551,7 @@
     const box = ev.target.closest && ev.target.closest(".control");
     if (box) {
       if (minus) setMinus("");
+      rove(box);  // the radio the browser's focus is on is its group's Tab stop
       focusOn(Number(box.dataset.turn), box.dataset.scale, false);
     }
   });
