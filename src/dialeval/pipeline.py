@@ -1,4 +1,4 @@
-"""Prediction over many shards: one JSONL output shard per input shard, a manifest, resume, rejects.
+r"""Prediction over many shards: one JSONL output shard per input shard, a manifest, resume, rejects.
 
 ``predict_many(inputs, out)`` reads every shard of ``inputs`` (files, folders, globs; JSON arrays or JSON
 Lines, gzip'ed or not: :mod:`dialeval.io.stream`) in bounded memory and writes, in folder ``out``:
@@ -8,7 +8,9 @@ Lines, gzip'ed or not: :mod:`dialeval.io.stream`) in bounded memory and writes, 
 - ``rejects/<shard>.jsonl``: the dialogues that failed validation, with file, line, item index, id and error;
 - ``manifest.json``: per shard the input's SHA-256, the output's SHA-256 and the counts (dialogues,
   rejected, ``in_training``: how many were in the model's training data, :mod:`dialeval.models.leakage`, with
-  a few of their ids); the model (kind, checksum), the subtasks and the dialeval version.
+  a few of their ids); the model (kind, checksum), the subtasks and the dialeval version. Its paths are text
+  (:func:`path_text`): a file name that is not UTF-8 (``caf\xe9.json``) is written with ``\xNN`` escapes, as the
+  reports write it, never as bytes no JSON file can hold.
 
 Dialogues are predicted in fixed chunks of :data:`CHUNK_DIALOGUES` consecutive dialogues of a shard, and a
 text's embedding does not depend on which texts share its batch (:func:`dialeval.models.encoders.embed`), so a
@@ -62,6 +64,25 @@ def output_names(files: list[Path]) -> list[str]:
         used.add(name)
         names.append(name)
     return names
+
+
+def path_text(path: str | os.PathLike) -> str:
+    r"""A path as the manifest and the rejects write it: :func:`dialeval.report.display.display_text` (bytes of
+    a file name that are not UTF-8 as ``\xNN`` escapes, control characters escaped), as the reports write it.
+
+    >>> path_text("in/day1.json"), path_text(b"in/caf\xe9.json")
+    ('in/day1.json', 'in/caf\\xe9.json')
+    """
+    from dialeval.report.display import display_text  # here: the report package loads only when needed
+
+    text = os.fsdecode(path) if isinstance(path, bytes | os.PathLike) else str(path)
+    return text if text.isprintable() else display_text(text)
+
+
+def _shown(entry: dict) -> dict:
+    """A shard's manifest entry with its paths as text (:func:`path_text`)."""
+    paths = {k: path_text(entry[k]) for k in ("input", "output", "rejects") if isinstance(entry.get(k), str)}
+    return {**entry, **paths} if any(paths[k] != entry[k] for k in paths) else entry
 
 
 def model_identity(model: str | os.PathLike | None) -> dict:
@@ -177,7 +198,8 @@ def predict_shard(src: str | os.PathLike, out_dir: str | os.PathLike, name: str,
     reject_file = out_dir / REJECTS / name
     if rejects:
         reject_file.parent.mkdir(exist_ok=True)
-        write_bytes(reject_file, b"".join(orjson.dumps({**r.to_dict(), "file": label}) + b"\n" for r in rejects))
+        shown = path_text(label)
+        write_bytes(reject_file, b"".join(orjson.dumps({**r.to_dict(), "file": shown}) + b"\n" for r in rejects))
     elif reject_file.exists():
         reject_file.unlink()  # an earlier run's rejects of an input that has changed since
     return {"input": label, "sha256": digest, "output": name, "output_sha256": h.hexdigest(), "dialogues": n,
@@ -295,9 +317,9 @@ class Plan:
         self.entries: dict[str, dict] = {}
         self.todo: list[tuple[Path, str]] = []
         for f, name in zip(self.files, self.names, strict=True):
-            prev = old.get(name)
-            if prev is not None and prev.get("input") == str(f) and prev.get("sha256") == self._sha256(f) \
-                    and self._intact(prev):
+            prev = old.get(path_text(name))  # the manifest holds paths as text (path_text)
+            if prev is not None and prev.get("input") == path_text(f) and prev.get("sha256") == self._sha256(f) \
+                    and self._intact(prev, name):
                 self.entries[name] = prev
             else:
                 self.todo.append((f, name))
@@ -334,7 +356,8 @@ class Plan:
         return doc
 
     def _resumable(self, doc: dict | None) -> dict[str, dict]:
-        """The finished shards of the earlier run ``doc`` by output name, when this run resumes it.
+        """The finished shards of the earlier run ``doc`` by output name (as text: :func:`path_text`), when this
+        run resumes it.
 
         Raises
         ------
@@ -348,10 +371,10 @@ class Plan:
         old = {e["output"]: e for e in doc["shards"] if isinstance(e, dict) and "output" in e}
         diffs = _differences({k: doc.get(k) for k in self.header}, self.header)
         for f, name in zip(self.files, self.names, strict=True):
-            prev = old.get(name)
-            if prev is not None and prev.get("input") != str(f) and not _same_file(prev.get("input"), f) \
+            prev = old.get(path_text(name))
+            if prev is not None and prev.get("input") != path_text(f) and not _same_file(prev.get("input"), f) \
                     and prev.get("sha256") != self._sha256(f):
-                diffs.append(f"its {name} is the prediction of {prev.get('input')}, not of {f}")
+                diffs.append(f"its {path_text(name)} is the prediction of {prev.get('input')}, not of {path_text(f)}")
         if diffs:
             self.estimator()
             raise DialevalError(f"--out {self.out} holds the shards of another run: " + "; ".join(diffs)
@@ -373,8 +396,9 @@ class Plan:
             self._est = est
         return self._est
 
-    def _intact(self, entry: dict) -> bool:
-        path = self.out / entry["output"]
+    def _intact(self, entry: dict, name: str) -> bool:
+        """Whether the output ``name`` of the manifest ``entry`` is there, with the checksum it recorded."""
+        path = self.out / name
         return path.is_file() and sha256_file(path) == entry.get("output_sha256")
 
     def done(self, entry: dict) -> None:
@@ -398,7 +422,8 @@ class Plan:
         return n
 
     def manifest(self) -> dict:
-        shards = [self.entries[n] for n in self.names if n in self.entries]
+        """The manifest as written: the header, totals and the finished shards, paths as text (:func:`path_text`)."""
+        shards = [_shown(self.entries[n]) for n in self.names if n in self.entries]
         totals = {"shards": len(shards), "dialogues": sum(e["dialogues"] for e in shards),
                   "rejected": sum(e["rejected"] for e in shards),
                   "in_training": sum(e.get("in_training", 0) for e in shards)}

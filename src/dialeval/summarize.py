@@ -48,7 +48,10 @@ _LEVEL_VALUES, _CUST_VALUES, _HELP_VALUES = itemgetter(*QUALITY_LEVELS), itemget
 
 
 def shard_files(pred: str | os.PathLike) -> list[Path]:
-    """The prediction shards of a folder (in its manifest's order when there is one) or a single file."""
+    """The prediction shards of a folder (in its manifest's order when there is one) or a single file.
+
+    A manifest names its shards as text (:func:`dialeval.pipeline.path_text`): a shard whose file name is not
+    UTF-8 is found by that text."""
     path = Path(pred)
     if path.is_file():
         return [path]
@@ -58,7 +61,7 @@ def shard_files(pred: str | os.PathLike) -> list[Path]:
     if manifest.is_file():
         try:
             doc = orjson.loads(manifest.read_bytes())
-            files = [path / e["output"] for e in doc["shards"]]
+            files = _named_shards(path, [e["output"] for e in doc["shards"]])
         except (orjson.JSONDecodeError, KeyError, TypeError):
             raise DialevalError("not a manifest written by dialeval predict --out", file=str(manifest)) from None
     else:
@@ -66,6 +69,29 @@ def shard_files(pred: str | os.PathLike) -> list[Path]:
     if not files:
         raise DialevalError("no prediction shard (*.jsonl) in this folder; write one with dialeval predict --out",
                             file=str(path))
+    return files
+
+
+def _named_shards(folder: Path, names: list[str]) -> list[Path]:
+    """The files of ``folder`` a manifest names: each by its name, or (a name that is not UTF-8, written as text
+    with ``\\xNN`` escapes; or not encodable in this locale) by the file whose name reads as that text."""
+    by_text: dict[str, Path] | None = None
+    files = []
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(name)
+        try:
+            here = folder / name
+            if here.exists():
+                files.append(here)
+                continue
+        except (UnicodeError, ValueError):  # a name this file system's encoding cannot hold
+            pass
+        if by_text is None:
+            from dialeval.report.display import display_text  # as dialeval.pipeline.path_text writes names
+
+            by_text = {display_text(p.name): p for p in folder.iterdir()}
+        files.append(by_text.get(name, folder / name))
     return files
 
 

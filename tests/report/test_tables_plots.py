@@ -110,25 +110,27 @@ def test_plot_png_and_svg(comparison, tmp_path):
 
 def test_user_text_is_literal_in_every_format(comparison_of):
     """Run names with Markdown, LaTeX and CSV specials, a line break, a space: shown as written in Markdown,
-    escaped in LaTeX, one CSV row per run of a group; the notes in every format."""
+    escaped in LaTeX, one CSV row per run of a group; the notes in every format. The line break is shown as
+    the escape ``\\n`` in every format (:func:`dialeval.report.display.display_text`), one name everywhere."""
     import csv
     import io
 
     names = ["*star*_x_", "<b>h<i>", "a & b % $1 #2 \\ {c} ~^", "new\nline", "with space", '"q" | p']
+    shown = [n.replace("\n", "\\n") for n in names]
     c = comparison_of(names, B=10)
     md = report_text(c, "md")
-    for n in names:
+    for n in shown:
         assert md_text(n) in md
     assert "<b>" not in md.replace("\\<b\\>", "") and "*star*" not in md.replace("\\*star\\*", "")
     assert not any(line.startswith("line") for line in md.splitlines())   # a line break does not split a row
     tex_text = report_text(c, "latex")
-    for n in names:
+    for n in shown:
         assert tex(n) in tex_text
     assert "\\textless{}b\\textgreater{}" in tex_text and "[T1]{fontenc}" in tex_text
     assert "% note: B = 10" in tex_text and "& $p$ \\\\" in tex_text
     groups = render_csv(c)["groups"]
     rows = list(csv.reader(io.StringIO("\n".join(ln for ln in groups.splitlines() if not ln.startswith("#")))))
-    assert rows[0] == ["measure", "group", "run"] and {r[2] for r in rows[1:]} == set(names)
+    assert rows[0] == ["measure", "group", "run"] and {r[2] for r in rows[1:]} == set(shown)
     assert "# note: B = 10" in groups
 
 

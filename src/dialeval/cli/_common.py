@@ -49,15 +49,24 @@ def warnings_as_lines(*categories: type[Warning]) -> Iterator[None]:
 def warn_coverage(file: object, extra: list[str], missing: list[str], *, strict: bool, worst: str,
                   items_missing: dict[str, int] | None = None) -> None:
     """Warn about dialogues of a run that are not in the gold, and (unless strict) gold dialogues it lacks and
-    gold items (``items_missing``: scale -> count, e.g. turns) it lacks in the dialogues it has."""
+    gold items (``items_missing``: scale -> count, e.g. turns) it lacks in the dialogues it has. Both warnings
+    name the first ids (escaped, :func:`dialeval.errors.quote`); an extra id that equals a missing one only after
+    Unicode normalisation is said to be one (:func:`dialeval.coverage.normalisation_note`)."""
+    from dialeval.coverage import normalisation_note
+    from dialeval.errors import quote
+
+    def first(ids: list[str]) -> str:
+        more = f" (+{len(ids) - 5} more)" if len(ids) > 5 else ""
+        return ", ".join(quote(i) for i in ids[:5]) + more
+
     if extra:
-        more = f" (+{len(extra) - 5} more)" if len(extra) > 5 else ""
-        warn(f"{file}: {len(extra)} dialogue(s) not in the gold, counted as extra: " + ", ".join(extra[:5]) + more)
+        warn(f"{file}: {len(extra)} dialogue(s) not in the gold, counted as extra: {first(extra)}"
+             + normalisation_note(extra, missing))
     if strict:
         return
     if missing:
         warn(f"{file}: {len(missing)} gold dialogue(s) missing from the run were not scored (use --strict to score "
-             f"them as {worst})")
+             f"them as {worst}): {first(missing)}")
     gaps = {scale: n for scale, n in (items_missing or {}).items() if n}
     if gaps:
         warn(f"{file}: gold items missing from dialogues the run predicts were not scored: "

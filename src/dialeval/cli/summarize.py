@@ -10,6 +10,7 @@ from rich.table import Table
 
 from dialeval.cli._common import err, out, outputs_apart, wrap
 from dialeval.cli._corpus_io import print_json
+from dialeval.errors import quote
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
 
 
@@ -19,6 +20,8 @@ class SummaryFormat(StrEnum):
 
 
 def _tables(s: dict) -> list[Table]:
+    """The summary as rich tables; ids, groups and shard names in cells escaped as error messages escape them
+    (:func:`dialeval.errors.quote`: a newline in an id does not split its row, a zero-width space shows)."""
     t = Table(title=f"Predicted crowd judgements by {s['by']} ({s['dialogues']} dialogues); E[K]: expected "
               f"score (-2 .. 2); low S: share with P(S <= -1) > {s['threshold']:g}", title_justify="left")
     for col in ("group", "n", "E[A]", "E[S]", "E[E]", "low S"):
@@ -33,16 +36,17 @@ def _tables(s: dict) -> list[Table]:
     for g in s["groups"]:
         q = g.get("quality")
         if q:
-            t.add_row(g["group"], str(g["dialogues"]), *(f"{q[k]['expected']:.3f}" for k in QUALITY_KEYS),
+            t.add_row(quote(g["group"]), str(g["dialogues"]), *(f"{q[k]['expected']:.3f}" for k in QUALITY_KEYS),
                       f"{100 * g['low_satisfaction']:.1f}%")
             for i, k in enumerate(QUALITY_KEYS):
-                dist.add_row(g["group"] if i == 0 else "", k, *(f"{q[k]['mean'][lv]:.3f}" for lv in QUALITY_LEVELS),
+                dist.add_row(quote(g["group"]) if i == 0 else "", k,
+                             *(f"{q[k]['mean'][lv]:.3f}" for lv in QUALITY_LEVELS),
                              end_section=i == len(QUALITY_KEYS) - 1)
         else:
-            t.add_row(g["group"], str(g["dialogues"]), *["n/a"] * 4)
+            t.add_row(quote(g["group"]), str(g["dialogues"]), *["n/a"] * 4)
         n = g.get("nugget")
         if n:
-            nug.add_row(g["group"], *(f"{v:.3f}" for v in n["customer"].values()),
+            nug.add_row(quote(g["group"]), *(f"{v:.3f}" for v in n["customer"].values()),
                         *(f"{v:.3f}" for v in n["helpdesk"].values()))
     tables = [t] + [x for x in (dist, nug) if x.row_count]
     if s["worst"]:
@@ -50,7 +54,7 @@ def _tables(s: dict) -> list[Table]:
         for col in ("id", "group", "E[S]", "shard"):
             w.add_column(col, justify="right" if col == "E[S]" else "left")
         for r in s["worst"]:
-            w.add_row(r["id"], r["group"], f"{r['expected_S']:.3f}", r["file"])
+            w.add_row(quote(r["id"]), quote(r["group"]), f"{r['expected_S']:.3f}", quote(r["file"]))
         tables.append(w)
     return tables
 

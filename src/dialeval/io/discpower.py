@@ -11,12 +11,13 @@ matrix after its score column (:func:`matrix_name`: ``quality.nmd.A.matrix``, ``
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, describe, quote
 from dialeval.io.atomic import make_folder, write_text
 from dialeval.io.text import decode_text
 
@@ -39,6 +40,40 @@ def check_run_names(names: Sequence[str], file: str | None = None) -> None:
         if name in seen:
             raise DialevalError(f"run name {name!r} appears twice (run {i}); run names must be unique", file=file)
         seen.add(name)
+
+
+_NOT_IN_A_LINE = {"Cc": "a control character", "Zl": "a line separator", "Zp": "a paragraph separator",
+                  "Cs": "a lone surrogate (bytes that are not UTF-8)"}
+"""Unicode categories a line of ``topics.txt`` cannot hold: they end a line for some readers (``\n``, ``\r``,
+``\v``, U+2028...), or are invisible or invalid in a text file (NUL, BEL, a lone surrogate)."""
+
+
+def check_topic_ids(ids: Sequence[str], file: str | None = None) -> None:
+    r"""Dialogue ids ``topics.txt`` can hold one per line: no control character (newline, tab, NUL...), line or
+    paragraph separator, or lone surrogate. A newline in an id made two lines of one id, and every row of the
+    matrices after it was read against the wrong dialogue.
+
+    Raises
+    ------
+    DialevalError
+        Naming the id (escaped, :func:`dialeval.errors.quote`), its character and what ids are allowed.
+
+    Examples
+    --------
+    >>> check_topic_ids(["d1", "café 2"])
+    >>> try:
+    ...     check_topic_ids(["d1", "a\nb"])
+    ... except DialevalError as e:
+    ...     print(str(e)[:58])
+    dialogue a\nb: id holds a control character ('\n', U+000A)
+    """
+    for i in ids:
+        for ch in str(i):
+            what = _NOT_IN_A_LINE.get(unicodedata.category(ch))
+            if what is not None:
+                raise DialevalError(f"id holds {what} ({quote(repr(ch))}, U+{ord(ch):04X}); topics.txt has one "
+                                    "dialogue id a line: allowed are ids of printable characters and spaces (no "
+                                    "line break, tab or other control character)", file=file, dialogue=i)
 
 
 def read_runlist(path: str | os.PathLike) -> list[str]:
@@ -122,8 +157,16 @@ def matrix_name(column: str) -> str:
 
 def write_matrices(out_dir: str | os.PathLike, runs: Sequence[str], ids: Sequence[str],
                    matrices: Mapping[str, np.ndarray]) -> list[Path]:
-    """Write ``runs.txt``, ``topics.txt`` and one ``<column>.matrix`` (n x m, full precision) per column."""
+    """Write ``runs.txt``, ``topics.txt`` and one ``<column>.matrix`` (n x m, full precision) per column.
+
+    Raises
+    ------
+    DialevalError
+        Before anything is written: a run name Discpower cannot carry (:func:`check_run_names`), a dialogue id
+        that is not one line of text (:func:`check_topic_ids`), or a matrix of the wrong shape.
+    """
     check_run_names(runs)
+    check_topic_ids(ids)
     out = make_folder(out_dir, "the Discpower files")
     written = []
     files = {"runs.txt": "".join(f"{r}\n" for r in runs), "topics.txt": "".join(f"{i}\n" for i in ids)}

@@ -10,8 +10,9 @@ Rules checked on reading (each violation is a :class:`~dialeval.DialevalError` n
 
 - the dialogue id is a name (starting with a letter) followed by exactly 5 digits, ``00000``-``99999``;
 - ``<speaker>`` is one of the roles declared by the ``*_name`` tags (``SYSTEM``, ``USER``, ``USER1``...);
-- utterances contain no declared name (case-insensitive, whole word): it must read ``SYSTEM_NAME`` etc.
-  (``names="replace"`` replaces instead, ``names="keep"`` lets it be);
+- utterances contain no declared name (whole word, in any case and Unicode spelling: compared after NFC and
+  case folding, :func:`name_pattern`): it must read ``SYSTEM_NAME`` etc. (``names="replace"`` replaces
+  instead, ``names="keep"`` lets it be);
 - each annotator gives exactly one of VALID / ACCEPTABLE / INVALID; annotator ids are unique per turn;
 - other tags in a turn (timestamps, context, metadata) and in an annotator are kept in ``meta``.
 
@@ -35,6 +36,7 @@ import codecs
 import contextlib
 import gc
 import re
+import unicodedata
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -99,9 +101,148 @@ def role_of(sender: str) -> str:
     return sender.upper()
 
 
-def name_pattern(name: str) -> re.Pattern:
-    """Whole-word, case-insensitive occurrences of a declared speaker name."""
-    return re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)", re.IGNORECASE)
+def fold(text: str) -> str:
+    """``text`` for caseless matching: NFC, case-folded, NFC again (``Straße`` and ``STRASSE``, ``Zoë`` precomposed
+    and as ``e`` + a combining diaeresis, all fold alike).
+
+    >>> fold("Straße") == fold("STRASSE"), fold("Zo\u00eb") == fold("Zoe\u0308")
+    (True, True)
+    """
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+
+
+def _joins(segment: str, ch: str) -> bool:
+    """Whether NFC may combine ``ch`` with the ``segment`` before it (a combining mark, a Hangul jamo...)."""
+    if unicodedata.combining(ch):
+        return True
+    nfc = unicodedata.normalize
+    return nfc("NFC", segment + ch) != nfc("NFC", segment) + nfc("NFC", ch)
+
+
+def _segments(text: str) -> list[tuple[int, int]]:
+    """``text`` cut where NFC never joins the characters on either side (spans of ``text``)."""
+    out, start = [], 0
+    for i in range(1, len(text)):
+        ch = text[i]
+        if ch >= "\u0300" and _joins(text[start:i], ch):   # nothing below U+0300 joins what comes before it
+            continue
+        out.append((start, i))
+        start = i
+    out.append((start, len(text)))
+    return out
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    """One occurrence of a name found by :class:`NamePattern` (as much of :class:`re.Match` as its callers use)."""
+
+    string: str
+    begin: int
+    stop: int
+
+    def group(self, index: int = 0) -> str:
+        if index != 0:
+            raise IndexError("no such group")
+        return self.string[self.begin:self.stop]
+
+    def start(self) -> int:
+        return self.begin
+
+    def end(self) -> int:
+        return self.stop
+
+    def span(self) -> tuple[int, int]:
+        return self.begin, self.stop
+
+
+class NamePattern:
+    """Whole-word occurrences of a declared speaker name, in any case and Unicode spelling (see
+    :func:`name_pattern`); ``search``, ``fullmatch``, ``sub`` and ``subn`` as a compiled pattern has them."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        # what the reader always matched: Python's case-insensitive regex (it takes 'ı' and 'İ' for 'i', 'ſ' for 's')
+        self._raw = re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)", re.IGNORECASE)
+        self._ascii = name.isascii()
+        self._folded = re.compile(r"(?<!\w)" + re.escape(fold(name)) + r"(?!\w)", re.IGNORECASE)
+
+    def __repr__(self) -> str:
+        return f"NamePattern({self.name!r})"
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The occurrences in ``text``, leftmost first, not overlapping: those of the name as written and those
+        of its folded form (:func:`fold`) in the folded text, both only where they begin and end on characters
+        NFC keeps apart (``Zoe`` is not in ``Zoe`` + a combining diaeresis)."""
+        raw = [m.span() for m in self._raw.finditer(text)]
+        if text.isascii():  # folding ASCII is lower-casing: the positions are those of ``text``
+            return raw if self._ascii else _leftmost(raw + [m.span() for m in self._folded.finditer(text)])
+        if not raw and self._folded.search(fold(text)) is None:
+            return []  # the usual case, without cutting the text into segments
+        segments = _segments(text)
+        starts: dict[int, int] = {}
+        ends: dict[int, int] = {}
+        parts, pos = [], 0
+        for a, b in segments:
+            part = fold(text[a:b])
+            starts[pos] = a
+            pos += len(part)
+            ends[pos] = b
+            parts.append(part)
+        bounds = {a for a, _ in segments} | {len(text)}
+        found = [(a, b) for a, b in raw if a in bounds and b in bounds]
+        found += [(starts[m.start()], ends[m.end()]) for m in self._folded.finditer("".join(parts))
+                  if m.start() in starts and m.end() in ends]
+        return _leftmost(found)
+
+    def search(self, text: str) -> NameMatch | None:
+        found = self.spans(text)
+        return NameMatch(text, *found[0]) if found else None
+
+    def fullmatch(self, text: str) -> NameMatch | None:
+        return NameMatch(text, 0, len(text)) if (0, len(text)) in self.spans(text) else None
+
+    def subn(self, repl: str, text: str) -> tuple[str, int]:
+        """``text`` with every occurrence replaced by ``repl`` (literal text), and how many there were."""
+        found = self.spans(text)
+        if not found:
+            return text, 0
+        out, last = [], 0
+        for a, b in found:
+            out += [text[last:a], repl]
+            last = b
+        out.append(text[last:])
+        return "".join(out), len(found)
+
+    def sub(self, repl: str, text: str) -> str:
+        return self.subn(repl, text)[0]
+
+
+def _leftmost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans sorted, the longest of those starting together kept, overlaps of a kept span dropped."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(set(spans), key=lambda s: (s[0], -s[1])):
+        if not out or a >= out[-1][1]:
+            out.append((a, b))
+    return out
+
+
+def name_pattern(name: str) -> NamePattern:
+    """Whole-word occurrences of a declared speaker name, in any case and Unicode spelling.
+
+    Text and name are compared after NFC and case folding (:func:`fold`): ``Zoë`` is found in ``hi Zoë!``
+    whether either writes ``ë`` as one character or as ``e`` + a combining diaeresis, ``Straße`` in
+    ``STRASSE``; what Python's case-insensitive regex matches is found too (``İris`` in ``iris``). A name
+    is a whole word: not inside a longer word, nor followed by a combining mark.
+
+    Examples
+    --------
+    >>> p = name_pattern("Zo\u00eb")
+    >>> p.sub("SYSTEM_NAME", "hi Zoe\u0308! ZO\u00cb? Zoey"), name_pattern("Straße").subn("X", "STRASSE strasse")
+    ('hi SYSTEM_NAME! SYSTEM_NAME? Zoey', ('X X', 2))
+    >>> name_pattern("Zoe").search("Zoe\u0308") is None, name_pattern("STRASSE").search("die Straße").group(0)
+    (True, 'Straße')
+    """
+    return NamePattern(name)
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -280,8 +421,13 @@ def parse_xml(data: str | bytes, file: str | None) -> ET.Element:
         raise DialevalError(f"refused unsafe XML ({type(e).__name__}: {e}); entity declarations, external "
                             "entities and DTD tricks such as 'billion laughs' are not allowed", file=file) from None
     except ET.ParseError as e:
-        line, col = getattr(e, "position", (0, 0))
-        raise DialevalError(f"not well-formed XML at line {line}, column {col + 1}: {e}", file=file) from None
+        line, col = getattr(e, "position", (0, 0))  # expat's column counts from 0: stated from 1, once
+        raise DialevalError(f"not well-formed XML at line {line}, column {col + 1}: {_EXPAT_AT.sub('', str(e))}",
+                            file=file) from None
+
+
+_EXPAT_AT = re.compile(r":? ?line \d+, column \d+$")
+"""The position expat appends to its message (column from 0), left out: the message states it from 1."""
 
 
 @dataclass
@@ -490,7 +636,7 @@ def _read_dialogue(el: ET.Element, st: _ReadState) -> Dialogue:
     return Dialogue(did, turns, meta=meta)
 
 
-def _read_turn(te: ET.Element, did: str, names: dict[str, str], patterns: dict[str, re.Pattern],
+def _read_turn(te: ET.Element, did: str, names: dict[str, str], patterns: dict[str, NamePattern],
                st: _ReadState) -> Turn:
     file = st.file
     raw_id = te.get("id")
@@ -532,7 +678,7 @@ def _read_turn(te: ET.Element, did: str, names: dict[str, str], patterns: dict[s
     return turn
 
 
-def _check_names(text: str, names: dict[str, str], patterns: dict[str, re.Pattern], did: str, where: str,
+def _check_names(text: str, names: dict[str, str], patterns: dict[str, NamePattern], did: str, where: str,
                  st: _ReadState) -> str:
     if st.names == "keep":
         return text
@@ -542,7 +688,10 @@ def _check_names(text: str, names: dict[str, str], patterns: dict[str, re.Patter
             continue
         tag = f"{role.lower()}_name"
         if st.names == "error":
-            raise DialevalError(f"the utterance contains the {role} name {m.group(0)!r} declared in <{tag}>; "
+            found = repr(m.group(0))
+            if unicodedata.normalize("NFC", m.group(0)) != m.group(0):  # looks like the name, coded otherwise
+                found += f" (written {m.group(0)!a}: compared after NFC and case folding)"
+            raise DialevalError(f"the utterance contains the {role} name {found} declared in <{tag}>; "
                                 f"WOCHAT utterances must read {role}_NAME instead (names='replace', --wochat-names "
                                 "replace on the command line, replaces it)",
                                 file=st.file, dialogue=did, field=f"{where}.utterance")

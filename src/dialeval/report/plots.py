@@ -24,6 +24,7 @@ import numpy as np
 from dialeval import progress as _progress
 from dialeval.errors import DialevalError, DialevalWarning
 from dialeval.io.atomic import atomic_path, make_folder
+from dialeval.report.display import displayed
 from dialeval.report.labels import column_label, direction_text, match_columns
 from dialeval.report.tables import check_stem
 from dialeval.stats.comparison import Comparison, MeasureComparison
@@ -86,7 +87,7 @@ def means_figure(c: Comparison, *, measures: Sequence[str] | None = None,
     from matplotlib.figure import Figure  # imported here: matplotlib loads only when a plot is drawn
     from matplotlib.transforms import blended_transform_factory
 
-    chosen = select_measures(c, measures)
+    chosen = select_measures(displayed(c), measures)  # run names as the reports show them
     ncols = min(len(chosen), check_columns(columns))
     nrows = math.ceil(len(chosen) / ncols)
     m = len(c.runs)

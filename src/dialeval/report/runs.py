@@ -18,8 +18,10 @@ from typing import Literal
 import numpy as np
 
 from dialeval import progress as _progress
-from dialeval.errors import DialevalError, expect_instance
+from dialeval.coverage import normalisation_note
+from dialeval.errors import DialevalError, expect_instance, quote
 from dialeval.io.jsonarray import Source
+from dialeval.report.display import display_text
 from dialeval.report.labels import lower_is_better
 from dialeval.scoring import PreparedGold, Scores, load_gold, score
 from dialeval.stats._common import Seed, check_policy
@@ -63,7 +65,8 @@ def run_files(paths: Sequence[PathLike], *, exclude: PathLike | None = None) -> 
     """The run files named by ``paths``: files as given, folders as their ``*.json`` files (sorted by name).
 
     ``exclude`` (e.g. the gold file) is left out wherever it turns up. Raises if a path does not exist, a
-    folder holds no JSON file, or two runs would share a name (the file name without ``.json``).
+    folder holds no JSON file, or two runs would share a name (the file name without ``.json``, as reports show
+    it: :func:`run_name`).
     """
     if isinstance(paths, str | os.PathLike) or not paths:
         raise DialevalError("no runs given; pass run files (JSON) or folders of them")
@@ -83,16 +86,28 @@ def run_files(paths: Sequence[PathLike], *, exclude: PathLike | None = None) -> 
             raise DialevalError("no such file or folder", file=str(p))
     seen: dict[str, Path] = {}
     for f in files:
-        if f.stem in seen:
-            raise DialevalError(f"two runs are named {f.stem!r}: {seen[f.stem]} and {f}; run names (file names "
-                                "without .json) must be unique", file=str(f))
-        seen[f.stem] = f
+        name = run_name(f)
+        if name in seen:
+            raise DialevalError(f"two runs are named '{name}': {display_text(seen[name])} and {display_text(f)}; "
+                                "run names (file names without .json) must be unique", file=display_text(f))
+        seen[name] = f
     return files
+
+
+def run_name(path: PathLike) -> str:
+    r"""The name of the run in file ``path``, as every report shows it: the file name without its extension, through
+    :func:`dialeval.report.display.display_text` (bytes that are not UTF-8 as ``\xNN`` escapes, control characters
+    escaped).
+
+    >>> run_name("runs/team-a.json"), run_name(b"runs/caf\xe9.json")
+    ('team-a', 'caf\\xe9')
+    """
+    return display_text(Path(os.fsdecode(path)).stem)
 
 
 def _ids_text(ids: Sequence[str]) -> str:
     more = f" (+{len(ids) - _SHOW_IDS} more)" if len(ids) > _SHOW_IDS else ""
-    return ", ".join(ids[:_SHOW_IDS]) + more
+    return ", ".join(quote(i) for i in ids[:_SHOW_IDS]) + more
 
 
 def score_runs(runs: Sequence[PathLike], gold: Source | PreparedGold, *,
@@ -126,24 +141,26 @@ def score_runs(runs: Sequence[PathLike], gold: Source | PreparedGold, *,
     scored: list[Scores] = []
     for f in _progress.track(files, f"scoring {len(files)} runs", progress=progress):
         s = score(str(f), g, alpha=nugget_alpha, strict=missing == "worst", rsnod_variant=rsnod_variant)
+        name = run_name(f)
+        unnormalised = normalisation_note(s.extra_ids, s.missing_ids)  # ids that differ only as NFC and NFD
         if s.missing_ids:
             if missing == "error":
-                raise DialevalError(f"run {f.stem!r} is missing {len(s.missing_ids)} of the {len(g)} gold dialogues: "
-                                    f"{_ids_text(s.missing_ids)}; score them as the worst (missing='worst', "
-                                    "--missing worst) or compare on the dialogues all runs have ('common')",
-                                    file=str(f))
+                raise DialevalError(f"run '{name}' is missing {len(s.missing_ids)} of the {len(g)} gold dialogues: "
+                                    f"{_ids_text(s.missing_ids)}{unnormalised}; score them as the worst "
+                                    "(missing='worst', --missing worst) or compare on the dialogues all runs have "
+                                    "('common')", file=display_text(f))
             how = "scored as the worst value" if missing == "worst" else "left out of the comparison"
-            notes.append(f"run {f.stem!r} lacks {len(s.missing_ids)} gold dialogue(s), {how}: "
+            notes.append(f"run '{name}' lacks {len(s.missing_ids)} gold dialogue(s), {how}: "
                          f"{_ids_text(s.missing_ids)}")
         if s.extra_ids:
-            notes.append(f"run {f.stem!r} has {len(s.extra_ids)} dialogue(s) not in the gold, ignored: "
-                         f"{_ids_text(s.extra_ids)}")
+            notes.append(f"run '{name}' has {len(s.extra_ids)} dialogue(s) not in the gold, ignored: "
+                         f"{_ids_text(s.extra_ids)}{unnormalised}")
         scored.append(s)
     columns = [c for c in scored[0].columns if all(c in s.columns for s in scored)]
     for f, s in zip(files, scored, strict=True):
         dropped = [c for c in s.columns if c not in columns]
         if dropped:
-            notes.append(f"run {f.stem!r}: column(s) {', '.join(dropped)} left out (not every run has them)")
+            notes.append(f"run '{run_name(f)}': column(s) {', '.join(dropped)} left out (not every run has them)")
     if not columns:
         raise DialevalError("the runs share no score column (e.g. one has only quality, another only nugget)")
     if missing == "common":
@@ -168,11 +185,12 @@ def score_runs(runs: Sequence[PathLike], gold: Source | PreparedGold, *,
         values = values[scorable]
         if len(ids) < 2:
             raise DialevalError(f"{len(ids)} dialogue(s) scored in every column; a comparison needs at least 2")
-    settings = {"gold": str(gold_path) if gold_path is not None else None, "runs": [str(f) for f in files],
+    settings = {"gold": display_text(gold_path) if gold_path is not None else None,
+                "runs": [display_text(f) for f in files],
                 "missing": missing, "nugget_alpha": float(nugget_alpha), "rsnod_variant": rsnod_variant,
                 "tasks": dict(scored[0].settings.get("tasks", {}))}
-    return RunMatrix(tuple(f.stem for f in files), tuple(str(f) for f in files), tuple(ids), tuple(columns), values,
-                     settings, tuple(notes))
+    return RunMatrix(tuple(run_name(f) for f in files), tuple(str(f) for f in files), tuple(ids), tuple(columns),
+                     values, settings, tuple(notes))
 
 
 def compare_scored(matrix: RunMatrix, *, B: int = 5000, seed: Seed = 0, alpha: float = 0.05, level: float = 0.95,

@@ -20,6 +20,7 @@ import orjson
 
 from dialeval.errors import DialevalError, describe, expect_instance
 from dialeval.io.atomic import make_folder, write_text
+from dialeval.report.display import display_text, displayed
 from dialeval.report.labels import column_label, column_title, direction_text
 from dialeval.stats.comparison import Comparison, MeasureComparison, group_label
 from dialeval.tasks import weights_senders
@@ -58,8 +59,13 @@ def _pct(level: float) -> str:
     return f"{level * 100:g}%"
 
 
-def settings_lines(c: Comparison) -> list[str]:
-    """The settings of a comparison as sentences (the header of every format but JSON, which has them all)."""
+def settings_lines(c: Comparison, user: Callable[[object], str] = display_text) -> list[str]:
+    """The settings of a comparison as sentences (the header of every format but JSON, which has them all).
+
+    Each is one line: text from the user (the gold's path) goes through ``user``, by default
+    :func:`~dialeval.report.display.display_text` (a newline in a path is written ``\\n``); a format passes
+    its own escaping after it (Markdown: :func:`md_text`).
+    """
     s = c.settings
     lines = [f"{len(c.runs)} runs, {c.n} dialogues; dialeval {s['dialeval_version']}",
              f"test: {s['test']} ({s['permutation']}), B = {s['B']}, seed = {s['seed']}, alpha = {s['alpha']}",
@@ -72,7 +78,7 @@ def settings_lines(c: Comparison) -> list[str]:
     if sc:
         tasks = sc.get("tasks") or {}
         weighted = not tasks or weights_senders(tasks)  # older reports name no task: say alpha
-        lines.append(f"scoring: gold {sc['gold']}; "
+        lines.append(f"scoring: gold {user(sc['gold'])}; "
                      + (f"tasks {', '.join(tasks)}; " if tasks else "") + f"missing dialogues: {sc['missing']}; "
                      + (f"nugget alpha {sc['nugget_alpha']}; " if weighted else "")
                      + f"RSNOD variant {sc['rsnod_variant']}")
@@ -135,9 +141,10 @@ def _md_table(header: list[str], rows: list[list[str]], align: str) -> list[str]
 
 
 def render_markdown(c: Comparison) -> dict[str, str]:
+    c = displayed(c)
     B, lvl = c.settings["B"], _pct(c.settings["level"])
     out = [f"# Comparison of {len(c.runs)} runs", ""]
-    out += [f"- {line}" for line in settings_lines(c)]
+    out += [f"- {line}" for line in settings_lines(c, lambda t: md_text(display_text(t)))]
     name = {r: md_text(r) for r in c.runs}   # each run's name escaped once (400 runs: 80,000 pairs a measure)
     for mc in c.measures:
         out += ["", f"## {column_title(mc.name)}; {direction_text(mc.name)}", ""]
@@ -186,6 +193,7 @@ def _csv(header: list[str], rows: list[list[object]], comments: list[str]) -> st
 def render_csv(c: Comparison) -> dict[str, str]:
     """Four tables (runs, pairs, groups: one row per run of a group, agreement), each with the settings and
     the notes as ``#`` comment lines."""
+    c = displayed(c)
     com = settings_lines(c) + [f"note: {n}" for n in c.notes]
     runs = [[mc.name, column_label(mc.name), r.rank, r.run, r.mean, r.ci.low, r.ci.high, r.ci.level, r.groups]
             for mc in c.measures for r in mc.runs]
@@ -224,11 +232,12 @@ def tex(text: object) -> str:
 
 def render_latex(c: Comparison) -> dict[str, str]:
     """Tables for a paper: needs ``\\usepackage{booktabs,longtable}`` and ``\\usepackage[T1]{fontenc}``."""
+    c = displayed(c)
     s = c.settings
     B, lvl = s["B"], tex(_pct(s["level"]))
     how = (f"randomised Tukey HSD, $B = {B}$, seed {s['seed']}, $\\alpha = {s['alpha']}$; "
            f"dialeval {tex(s['dialeval_version'])}")
-    out = ["% " + line for line in settings_lines(c)] + ["% note: " + _LINE_BREAKS.sub(" ", n) for n in c.notes]
+    out = ["% " + line for line in settings_lines(c)] + ["% note: " + n for n in c.notes]  # one line each: displayed
     out += [LATEX_NEEDS + (" (and XeLaTeX or LuaLaTeX with a font for the run names' scripts)"
                            if any(ord(ch) > 0x24F for r in c.runs for ch in r) else ""), ""]
     name = {r: tex(r) for r in c.runs}   # each run's name escaped once, not once a pair and measure
@@ -273,8 +282,9 @@ def render_latex(c: Comparison) -> dict[str, str]:
 # ---------------------------------------------------------------- JSON
 
 def comparison_dict(c: Comparison) -> dict:
-    """The whole comparison as plain data, with each measure's label, title and direction from the registry."""
-    d = c.to_dict()
+    """The whole comparison as plain data, with each measure's label, title and direction from the registry; run
+    names, notes and settings as the other formats show them (:func:`~dialeval.report.display.displayed`)."""
+    d = displayed(c).to_dict()
     for m in d["measures"]:
         m.update(label=column_label(m["name"]), title=column_title(m["name"]))
     return d
