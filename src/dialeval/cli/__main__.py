@@ -1,5 +1,5 @@
 """``python -m dialeval.cli``: the same as the ``dialeval`` command."""
 
-from dialeval.cli.main import main
+from dialeval.cli.entry import main
 
 main()

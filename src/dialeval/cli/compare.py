@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,7 +14,7 @@ import typer
 from dialeval.cli._common import choice_enum, err, named_as_options, warn
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, load
 from dialeval.errors import DialevalError
-from dialeval.io.atomic import check_output_folder
+from dialeval.io.atomic import check_output_folder, make_folder
 from dialeval.io.detect import check_not_swapped
 from dialeval.io.discpower import check_run_names, write_matrices
 from dialeval.measures.ordinal import VARIANTS
@@ -92,6 +95,7 @@ def register(app: typer.Typer) -> None:
         for folder, what in ((out_dir, "the report"), (matrix_out, "the Discpower files")):
             if folder is not None:  # before the work: a wrong --out costs nothing
                 check_output_folder(folder, what)
+        _inputs_apart([*files, gold], out_dir, matrix_out)
         for f in files:
             check_not_swapped(f, gold, usage="dialeval compare RUN... --gold GOLD")
         if matrix_out is not None:
@@ -119,9 +123,9 @@ def register(app: typer.Typer) -> None:
         if plot:  # the caption goes into the reports, not into the image
             figure = {"files": [f"means.{x}" for x in PLOT_FORMATS], "caption": figure_caption(comparison)}
             comparison = replace(comparison, settings={**comparison.settings, "figure": figure})
-        paths = [p for f in dict.fromkeys(fmts) for p in write_report(comparison, f, out_dir)]
-        if plot:
-            paths += plot_means(comparison, out_dir, columns=columns)
+        paths = _write_whole(out_dir, lambda folder: [
+            *(p for f in dict.fromkeys(fmts) for p in write_report(comparison, f, folder)),
+            *(plot_means(comparison, folder, columns=columns) if plot else [])])
         err.print("wrote " + ", ".join(str(p) for p in paths), markup=False)
         stale = _earlier_report_files(out_dir, paths)
         for p in stale:
@@ -130,6 +134,42 @@ def register(app: typer.Typer) -> None:
             err.print(f"removed {len(stale)} file(s) of an earlier report in {out_dir} (not written this time, so "
                       "they would describe another comparison): "
                       + ", ".join(p.name for p in stale), markup=False)
+
+
+def _write_whole(out_dir: Path, write) -> list[Path]:
+    """The report's files written by ``write(folder)`` into a new folder inside ``out_dir``, then moved into place
+    together: a compare that fails or is stopped while writing (a full disk, Ctrl-C while the plot is drawn) leaves
+    the earlier report whole, not a new comparison.md beside an earlier means.png. Returns the paths in ``out_dir``.
+    """
+    folder = make_folder(out_dir, "the report")
+    staging = Path(tempfile.mkdtemp(prefix=".compare-", dir=folder))
+    try:
+        written = write(staging)
+        moved = []
+        for p in written:
+            os.replace(p, folder / p.name)
+            moved.append(folder / p.name)
+        return moved
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _inputs_apart(inputs: list[Path], out_dir: Path | None, matrix_out: Path | None) -> None:
+    """Refuse, before the work, a report or Discpower folder whose files would overwrite or remove an input (a run
+    named ``comparison.json`` in ``--out``: the JSON report would overwrite it, another format's report would remove
+    it as an earlier report's file)."""
+    names = {n for f in REPORT_FORMATS.values() for n in f.file_names()} | {f"means.{x}" for x in PLOT_FORMATS}
+    for folder, option, ours in ((out_dir, "--out", names), (matrix_out, "--matrix-out", None)):
+        if folder is None or not folder.is_dir():
+            continue
+        here = folder.resolve()
+        for f in inputs:
+            p = f.resolve()
+            if p.parent == here and (p.name in ours if ours is not None else
+                                     p.name in ("runs.txt", "topics.txt") or p.suffix == ".matrix"):
+                raise DialevalError(f"{option} {folder} holds the input {f} (a file the report writes or removes "
+                                    f"there); write the {'report' if ours is not None else 'Discpower files'} to "
+                                    "another folder")
 
 
 def _earlier_report_files(out_dir: Path, written: list[Path]) -> list[Path]:

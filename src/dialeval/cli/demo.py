@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from importlib.resources import files
 from pathlib import Path
 
@@ -10,7 +9,8 @@ import typer
 
 from dialeval.cli._common import err
 from dialeval.cli.evaluate import show_summary
-from dialeval.io.atomic import make_folder
+from dialeval.errors import DialevalError
+from dialeval.io.atomic import make_folder, write_bytes
 from dialeval.scoring import evaluate
 
 DEMO_FILES = ("gold.json", "run.json", "README.md")
@@ -28,11 +28,16 @@ def register(app: typer.Typer) -> None:
         d = demo_dir()
         if out_dir is not None:  # before anything is printed: a wrong --out is the only output
             make_folder(out_dir, "the demo files (--out)")
+            others = [n for n in DEMO_FILES if (out_dir / n).exists()
+                      and (not (out_dir / n).is_file() or (out_dir / n).read_bytes() != (d / n).read_bytes())]
+            if others:
+                raise DialevalError(f"--out {out_dir} holds {', '.join(others)} of its own (not the demo's); nothing "
+                                    "was copied: give a new or empty folder")
         err.print("Demo corpus: 8 dialogues written for dialeval; annotations and run are MADE UP for the "
                   f"demo.\nFiles: {d}", markup=False)
         if out_dir is not None:
             for name in DEMO_FILES:
-                shutil.copyfile(d / name, out_dir / name)
+                write_bytes(out_dir / name, (d / name).read_bytes())
             err.print(f"Copied to {out_dir}; try: dialeval evaluate {out_dir / 'run.json'} "
                       f"{out_dir / 'gold.json'} --format table", markup=False)
         summary = evaluate(str(d / "run.json"), str(d / "gold.json"))

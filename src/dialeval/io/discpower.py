@@ -159,6 +159,11 @@ def write_matrices(out_dir: str | os.PathLike, runs: Sequence[str], ids: Sequenc
                    matrices: Mapping[str, np.ndarray]) -> list[Path]:
     """Write ``runs.txt``, ``topics.txt`` and one ``<column>.matrix`` (n x m, full precision) per column.
 
+    Into a folder of earlier Discpower files: their ``runs.txt`` is removed first and the new one written last,
+    so a write that fails or is stopped halfway leaves no ``runs.txt`` to read new matrices against earlier run
+    names; ``*.matrix`` files of the earlier set that this one does not write are removed (a matrix of another
+    set of runs, read against these run names, would be mislabelled without a word). Returns the written paths.
+
     Raises
     ------
     DialevalError
@@ -174,7 +179,13 @@ def write_matrices(out_dir: str | os.PathLike, runs: Sequence[str], ids: Sequenc
         if X.shape != (len(ids), len(runs)):
             raise DialevalError(f"matrix {name!r} has shape {X.shape}; expected ({len(ids)}, {len(runs)})")
         files[matrix_name(name)] = "".join(" ".join(repr(float(v)) for v in row) + "\n" for row in X)
+    marker = files.pop("runs.txt")
+    (out / "runs.txt").unlink(missing_ok=True)
     for fname, text in files.items():
         write_text(out / fname, text)
         written.append(out / fname)
+    write_text(out / "runs.txt", marker)
+    written.insert(0, out / "runs.txt")
+    for stale in sorted(set(out.glob("*.matrix")) - set(written)):
+        stale.unlink()
     return written

@@ -280,6 +280,10 @@ def cross_validate_many(corpora: list, kind: str, folds: int = 5, subtask: str =
             path = p["out"] / f"cv-{kind}.json"
             write_run(pooled_records, str(path))
             p["runs"].insert(0, str(path))
+            # folds of an earlier cv with more folds (fold-4.json, fold-5.json beside this one's three) would be
+            # read as this split's
+            for stale in sorted(set((p["out"] / f"cv-{kind}-folds").glob("fold-*.json")) - set(map(Path, p["runs"]))):
+                stale.unlink()
         cols = list(pooled)
         scores = [{c: s.get(c, math.nan) for c in cols} for s in p["scores"]]
         with warnings.catch_warnings():  # a column no fold scored: NaN, said as n/a in reports
