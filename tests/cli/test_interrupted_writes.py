@@ -126,3 +126,25 @@ def test_ctrl_c_while_the_commands_load_is_one_line(tmp_path):
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=30)
     assert (proc.returncode, err) == (130, "error: interrupted\n"), err
+
+
+def test_a_folder_writer_names_its_folder_on_a_full_disk_and_writes_through_a_link(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from dialeval.errors import DialevalError
+    from dialeval.io.writers import write_folder
+
+    real = Path.write_bytes
+
+    def full(self, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    with pytest.raises(DialevalError, match="cannot write: No space left on device") as e:
+        write_folder(tmp_path / "out", [("a.json", b"{}")])
+    assert e.value.file == str(tmp_path / "out") and sorted(p.name for p in tmp_path.iterdir()) == []
+    monkeypatch.setattr(Path, "write_bytes", real)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "empty")  # was "error: link: Not a directory" after the work
+    write_folder(tmp_path / "link", [("a.json", b"{}")])
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "empty" / "a.json").read_bytes() == b"{}"

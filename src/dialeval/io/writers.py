@@ -233,6 +233,8 @@ def write_folder(folder: Path, files: list[tuple[str, bytes]], *, one_file: str 
     private temporary folder. ``one_file``: the suffix that writes a single file instead (WOCHAT's ``.xml``),
     named in the error for a non-empty folder.
     """
+    if folder.is_symlink() and folder.is_dir():  # a link to an empty folder: the files go there, the link stays
+        folder = Path(os.path.realpath(folder))
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         instead = f" or a path ending in {one_file}" if one_file else ""
         raise DialevalError(f"the output folder exists and is not empty; give a new folder{instead}", file=str(folder))
@@ -250,6 +252,9 @@ def write_folder(folder: Path, files: list[tuple[str, bytes]], *, one_file: str 
         if folder.exists():
             folder.rmdir()
         os.replace(tmp, folder)
+    except OSError as e:  # a full disk, no permission: named by the folder asked for, not by our temporary one
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise DialevalError(f"cannot write: {e.strerror or e}", file=str(folder)) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
