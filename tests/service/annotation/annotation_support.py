@@ -78,3 +78,18 @@ def annotate_all(pj: Projects, codes: list[str], project: str, rng: random.Rando
                     mine[(u, c.name)] = value
             projects.submit(pj.db, who, asg.id, pj.clock())
     return given
+
+
+def join_page(browser, server, project: str, code: str, turns: int, **context):
+    """An annotator's page (a new browser context, ``context`` its options) joined with ``code``, showing its
+    first item of ``turns`` turns; and the list its console problems go to (:func:`service_support.watch`)."""
+    from playwright.sync_api import expect
+    from service_support import watch
+
+    p = browser.new_context(**context).new_page()
+    problems = watch(p)
+    p.goto(f"{server.url}/annotate/{project}")
+    p.fill("input[name=code]", code)
+    p.click("#join-form button[type=submit]")
+    expect(p.locator("#dialogue li")).to_have_count(turns)
+    return p, problems

@@ -9,6 +9,7 @@ import json
 from contextlib import contextmanager
 
 from annotation_support import Projects
+from annotation_support import join_page as _join
 
 try:
     from playwright.sync_api import expect
@@ -114,18 +115,6 @@ def test_chat_then_three_annotators_label_with_the_keyboard_then_gold(sqlite_url
         assert json.loads(gold.read_text())
     finally:
         pj.close()
-
-
-def _join(browser, server: LiveServer, project: str, code: str, turns: int):
-    """An annotator's page joined with ``code``, showing its first item of ``turns`` turns; and its problems."""
-    p = browser.new_context().new_page()
-    problems = watch(p)
-    p.goto(f"{server.url}/annotate/{project}")
-    p.fill("input[name=code]", code)
-    p.click("#join-form button[type=submit]")
-    expect(p.locator("#dialogue li")).to_have_count(turns)
-    return p, problems
-
 
 
 @contextmanager

@@ -11,12 +11,13 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from annotation_support import Projects, chats_corpus
+from annotation_support import join_page as _join
 
 try:
     from playwright.sync_api import expect
 except ImportError:  # the browser fixture reports it
     expect = None
-from service_support import LiveServer, watch, with_csp
+from service_support import LiveServer, with_csp
 
 from dialeval.corpus import Corpus, Dialogue, Turn
 from dialeval.io.wochat import VALIDITY, validity_scale
@@ -38,16 +39,6 @@ def _served(sqlite_url, name: str, corpus: Corpus, n_codes: int = 1, **kw):
             yield pj, server, codes
     finally:
         pj.close()
-
-
-def _join(browser, server, project: str, code: str, turns: int, **context):
-    p = browser.new_context(**context).new_page()
-    problems = watch(p)
-    p.goto(f"{server.url}/annotate/{project}")
-    p.fill("input[name=code]", code)
-    p.click("#join-form button[type=submit]")
-    expect(p.locator("#dialogue li")).to_have_count(turns)
-    return p, problems
 
 
 def _assignment(pj, project: str, code: str) -> dict:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import timedelta
 
-from service_support import FakeClock, at_once
+from service_support import FakeClock, LiveServer, at_once, watch, with_csp
 
 from dialeval.service import invitations
 from dialeval.service.app import create_app
@@ -71,3 +72,49 @@ def until(ws, kind: str, pred=lambda m: True) -> dict:
         if m["type"] == kind and pred(m):
             return m
     raise AssertionError(f"no {kind} message")
+
+
+def said(ch) -> list[str]:
+    """The participants' stored turns (not the system's), in order: by chat, then position."""
+    from sqlalchemy import select
+
+    from dialeval.service.collection.tables import ChatTurn
+
+    with ch.db.read() as s:
+        return list(s.scalars(select(ChatTurn.utterance).where(ChatTurn.speaker != "SYSTEM")
+                              .order_by(ChatTurn.session_id, ChatTurn.position)))
+
+
+def expected_noise(problems: list[str]) -> list[str]:
+    """A page's console problems but the failed requests a test causes on purpose (a dropped answer, a 409)."""
+    return [p for p in problems if "Failed to load resource" not in p]
+
+
+def join_chat(page, url: str, code: str, nickname: str) -> None:
+    """Join collection c1's chat page at ``url`` with ``code`` as ``nickname`` (the chat shows)."""
+    page.goto(f"{url}/collections/c1")
+    page.fill("input[name=code]", code)
+    page.fill("input[name=nickname]", nickname)
+    page.click("#join-form button[type=submit]")
+    page.wait_for_selector("#chat")
+
+
+@contextlib.contextmanager
+def echo_chat(sqlite_url, browser, prepare=None, *, ready: str = "#utterance:enabled", **collection):
+    """A participant (Ann) joined in the browser to a chat of collection c1 (the builtin echo engine;
+    ``collection``: more options of :meth:`Chats.collection`, e.g. ``engine_name``), the page ready (``ready``
+    enabled): ``(ch, page, problems)``. ``prepare(ch, code)`` runs before the page opens."""
+    ch = Chats(sqlite_url)
+    try:
+        [code] = ch.collection("c1", "builtin:echo", n_codes=1, **collection)
+        if prepare is not None:
+            prepare(ch, code)
+        with_csp(ch.app)
+        with LiveServer(ch.app) as server:
+            page = browser.new_page()
+            problems = watch(page)
+            join_chat(page, server.url, code, "Ann")
+            page.wait_for_selector(ready)
+            yield ch, page, problems
+    finally:
+        ch.close()

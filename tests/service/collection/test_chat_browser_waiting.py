@@ -5,40 +5,21 @@ status line agrees with a failed reply."""
 
 from __future__ import annotations
 
-import contextlib
-
 try:
     from playwright.sync_api import expect
 except ImportError:  # the browser fixture reports it
     expect = None
-from collection_support import Chats
-from service_support import LiveServer, watch
-from service_support import with_csp as _with_csp
+from collection_support import echo_chat as _echo_chat
+from collection_support import expected_noise as _expected_noise
+from collection_support import said as _said
 
 TURNS = "**/api/collections/c1/sessions/*/turns"
 
 
-@contextlib.contextmanager
 def _chat(sqlite_url, browser, prepare=None):
-    """Ann joined to a chat of collection c1 (the builtin echo engine), the message box ready:
+    """Ann joined to a chat of collection c1 (the builtin echo engine, called Iris), Send ready:
     ``(ch, page, problems)``. ``prepare(ch, code)`` runs before the page opens."""
-    ch = Chats(sqlite_url)
-    try:
-        [code] = ch.collection("c1", "builtin:echo", n_codes=1, engine_name="Iris")
-        if prepare is not None:
-            prepare(ch, code)
-        _with_csp(ch.app)
-        with LiveServer(ch.app) as server:
-            page = browser.new_page()
-            problems = watch(page)
-            page.goto(f"{server.url}/collections/c1")
-            page.fill("input[name=code]", code)
-            page.fill("input[name=nickname]", "Ann")
-            page.click("#join-form button[type=submit]")
-            page.wait_for_selector("#send:enabled")
-            yield ch, page, problems
-    finally:
-        ch.close()
+    return _echo_chat(sqlite_url, browser, prepare, ready="#send:enabled", engine_name="Iris")
 
 
 def _hold_next_turn(page) -> list:
@@ -54,22 +35,6 @@ def _hold_next_turn(page) -> list:
 
     page.route(TURNS, hold)
     return held
-
-
-def _said(ch) -> list[str]:
-    """The participant's stored turns, in order."""
-    from sqlalchemy import select
-
-    from dialeval.service.collection.tables import ChatTurn
-
-    with ch.db.read() as s:
-        return list(s.scalars(select(ChatTurn.utterance).where(ChatTurn.speaker != "SYSTEM")
-                              .order_by(ChatTurn.session_id, ChatTurn.position)))
-
-
-def _expected_noise(problems: list[str]) -> list[str]:
-    """The console's problems but the failed requests a test causes on purpose."""
-    return [p for p in problems if "Failed to load resource" not in p]
 
 
 def test_text_typed_while_the_reply_is_awaited_stays_in_the_box(sqlite_url, browser):

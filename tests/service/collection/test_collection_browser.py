@@ -11,19 +11,15 @@ try:
 except ImportError:  # the fixture reports it
     expect = None
 from collection_support import Chats
+from collection_support import echo_chat as _echo_chat
+from collection_support import expected_noise as _expected_noise
+from collection_support import join_chat as _join
+from collection_support import said as _said
 from service_support import LiveServer, watch
 from service_support import with_csp as _with_csp
 
 import dialeval
 from dialeval.service.collection.export import export_chats
-
-
-def _join(page, url: str, code: str, nickname: str) -> None:
-    page.goto(f"{url}/collections/c1")
-    page.fill("input[name=code]", code)
-    page.fill("input[name=nickname]", nickname)
-    page.click("#join-form button[type=submit]")
-    page.wait_for_selector("#chat")
 
 
 def test_a_participant_chats_five_turns_and_ends(sqlite_url, tmp_path, browser):
@@ -86,26 +82,6 @@ def test_two_people_are_paired_and_chat(sqlite_url, browser):
             for p in (p1, p2):
                 expect(p.locator("#chat-status")).to_contain_text("has ended")
             assert problems1 == [] and problems2 == []
-    finally:
-        ch.close()
-
-
-@contextlib.contextmanager
-def _echo_chat(sqlite_url, browser, prepare=None):
-    """A participant (Ann) joined to a chat of collection c1 (the echo engine) in the browser, the message box
-    ready: ``(ch, page, problems)``. ``prepare(ch, code)`` runs before the page opens."""
-    ch = Chats(sqlite_url)
-    try:
-        [code] = ch.collection("c1", "builtin:echo", n_codes=1)
-        if prepare is not None:
-            prepare(ch, code)
-        _with_csp(ch.app)
-        with LiveServer(ch.app) as server:
-            page = browser.new_page()
-            problems = watch(page)
-            _join(page, server.url, code, "Ann")
-            page.wait_for_selector("#utterance:enabled")
-            yield ch, page, problems
     finally:
         ch.close()
 
@@ -212,22 +188,6 @@ def test_the_chat_page_focuses_start_a_new_chat_after_the_end_by_keyboard(sqlite
 
 def _positions(page) -> list[int]:
     return [int(p) for p in page.eval_on_selector_all("#turns li", "els => els.map(e => e.dataset.position)")]
-
-
-def _said(ch) -> list[str]:
-    """The participants' stored turns, in order."""
-    from sqlalchemy import select
-
-    from dialeval.service.collection.tables import ChatTurn
-
-    with ch.db.read() as s:
-        return list(s.scalars(select(ChatTurn.utterance).where(ChatTurn.speaker != "SYSTEM")
-                              .order_by(ChatTurn.session_id, ChatTurn.position)))
-
-
-def _expected_noise(problems: list[str]) -> list[str]:
-    """The console's problems but the failed requests a test causes on purpose (a dropped answer, a 409)."""
-    return [p for p in problems if "Failed to load resource" not in p]
 
 
 def test_a_turn_whose_answer_was_lost_is_not_sent_twice(sqlite_url, browser):
