@@ -229,7 +229,7 @@ def test_retry_refused_when_the_chat_ends_while_the_engine_is_asked(ch, monkeypa
         raise EngineError("the engine is down")
 
     def ends_meanwhile(self, dialogue):
-        assert chats.end_session(ch.db, c, inv, sid, ch.clock()).status == "ended"
+        assert chats.end_session(ch.db, c, inv, sid, ch.clock).status == "ended"
         return "too late"
 
     monkeypatch.setattr(type(engine), "reply", fails)

@@ -140,3 +140,28 @@ def test_start_and_turn_take_the_clock_not_a_time(ch):
     ch.tick(5)
     _inv, _sess, turns = chats.add_turn(ch.db, c, code, sess.id, "hello", ch.clock)
     assert [(t.position, t.created_at) for t in turns] == [(1, T0 + timedelta(seconds=5))]
+
+
+def test_a_chat_never_ends_before_a_turn_stored_while_the_end_waited(rc):
+    """The end's time is read under the chat's lock too: an end that read the clock, then waited while a turn
+    was stored, ended the chat before that turn in time."""
+    u1, u2 = rc.collection("hh", None, n_codes=2, human_human=True)
+    sid = rc.start(u1, "Ann", "hh").json()["id"]
+    assert rc.start(u2, "Bob", "hh").json()["status"] == "active"
+    hook, other, got = meanwhile(lambda: rc.call("POST", f"/api/collections/hh/sessions/{sid}/turns", u1,
+                                                 {"utterance": "hello"}))
+    rc.clock.hook = hook  # the end's first clock read lets Ann's turn in first
+    r = rc.call("POST", f"/api/collections/hh/sessions/{sid}/end", u2)
+    other.join(60)
+    assert r.status_code == 200, r.text
+    with rc.db.read() as s:
+        ended = s.scalar(select(ChatSession.ended_at).where(ChatSession.id == sid))
+        stored = s.scalars(select(ChatTurn.created_at).where(ChatTurn.session_id == sid)).all()
+    # the turn is stored before the end in time (PostgreSQL: it took the lock first), or refused, the chat ended
+    # (the end held the lock: SQLite serializes the whole write); never stored after the chat's end
+    assert all(t <= ended for t in stored), (stored, ended)
+    if not stored:
+        assert got["result"].status_code == 409, got["result"].text
+    with pytest.raises(TypeError, match="clock must be a callable"):
+        c, inv = chats.participant(rc.db, "hh", u1)
+        chats.end_session(rc.db, c, inv, sid, rc.clock())

@@ -91,7 +91,7 @@ def test_export_while_a_chat_ends(ch):
     def end_b_first(conn, cursor, statement, parameters, context, executemany) -> None:
         if not done and threading.get_ident() == me and "chat_turns" in statement:
             done.append(True)
-            t = threading.Thread(target=chats.end_session, args=(ch.db, c, inv_b, sb, ch.clock()))
+            t = threading.Thread(target=chats.end_session, args=(ch.db, c, inv_b, sb, ch.clock))
             t.start()
             t.join()
 

@@ -448,10 +448,17 @@ def retry(db: Database, c: Collection, inv: Invitation, session_id: int, clock: 
     return sess, [t for t in rows if t.position > after], ""
 
 
-def end_session(db: Database, c: Collection, inv: Invitation, session_id: int, now: datetime) -> ChatSession:
-    """End a chat (a waiting one is abandoned); ending an ended chat changes nothing."""
+def end_session(db: Database, c: Collection, inv: Invitation, session_id: int,
+                clock: Callable[[], datetime]) -> ChatSession:
+    """End a chat (a waiting one is abandoned); ending an ended chat changes nothing.
+
+    ``clock`` (returning an aware datetime) is read once the chat's row is locked, as in :func:`add_turn`: the
+    chat's end is never earlier than a turn stored while the end waited on the lock.
+    """
+    _check_clock(clock)
     with db.write() as s:
         sess = _own(s, c, inv, session_id, lock=True)
+        now = _read(clock)
         if sess.status == "waiting":
             sess.status, sess.ended_at, sess.end_reason = "abandoned", now, "left before anyone joined"
         elif sess.status == "active":

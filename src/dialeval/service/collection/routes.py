@@ -150,7 +150,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
     def end(name: str, sid: SessionId, cred: Code) -> dict:
         """End the chat (a chat also ends by itself at its turn limit)."""
         c, inv = chats.participant(db, name, _code(cred))
-        sess = chats.end_session(db, c, inv, sid, clock())
+        sess = chats.end_session(db, c, inv, sid, clock)
         return chats.session_state(c, sess, [], inv, clock())
 
     # ---- WebSocket (human-human) ----------------------------------------------------------------
@@ -223,7 +223,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
         marked away."""
         sess, _turns = chats.get_session(db, c, inv, sid)
         if sess.status == "waiting":
-            chats.end_session(db, c, inv, sid, clock())
+            chats.end_session(db, c, inv, sid, clock)
         elif sess.status == "active":
             chats.touch(db, c, inv, sid, None)
 
@@ -270,7 +270,7 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             await run_in_threadpool(chats.add_turn, db, c, inv, sid, msg.get("utterance"), clock,
                                     msg.get("position"))
         elif kind == "end":
-            await run_in_threadpool(chats.end_session, db, c, inv, sid, clock())
+            await run_in_threadpool(chats.end_session, db, c, inv, sid, clock)
         elif kind != "ping":
             raise Invalid(f"unknown message type: {_type_of(msg)}{suggest(kind, WS_TYPES)}; {_ALLOWED}")
 
