@@ -149,7 +149,7 @@ def test_groups_equal_their_definition_in_quadratic_time():
         assert not_different_groups(p, order, 0.05) == _groups_by_definition(p, order, 0.05)
     t = time.perf_counter()
     assert not_different_groups(np.ones((800, 800)), list(range(800)), 0.05) == [list(range(800))]
-    assert time.perf_counter() - t < 1.0
+    assert time.perf_counter() - t < 2.0  # linear: about 0.1 s (quadratic in pairs would take minutes)
 
 
 def test_kendall_of_every_row_and_pair_equals_scipy_in_small_chunks(monkeypatch):

@@ -98,10 +98,10 @@ def test_openai_adapter_request_shape_timeout_errors_and_no_turn_lost(ch, engine
     assert req["body"] == {"model": "tiny-chat", "messages": [{"role": "user", "content": "hello Iris"}],
                            "stream": False}
     # Too slow: the turn is kept, the answer says why, nothing is added when the late reply would arrive.
-    engine.mode, engine.delay = "slow", 2.0
+    engine.mode, engine.delay = "slow", 4.0
     t0 = time.monotonic()
     r = ch.say(code, sid, "are you there?")
-    assert time.monotonic() - t0 < 1.9
+    assert time.monotonic() - t0 < 2.5  # 0.5 s and room for a loaded machine; the reply comes after 4 s
     assert r.status_code == 202, r.text
     assert r.json()["engine_error"].startswith("the chat engine (model 'tiny-chat') did not answer within 0.5 s")
     assert "your message is saved" in r.json()["engine_error"]

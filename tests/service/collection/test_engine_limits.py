@@ -111,11 +111,13 @@ def _turns(ch) -> list[str]:
 @pytest.mark.parametrize("answer", [drip_body, drip_headers], ids=["body", "headers"])
 def test_one_deadline_for_the_whole_exchange(raw, answer):
     """A drip keeps every read within httpx's per-read timeout; the exchange still ends at the deadline."""
+    raw.answer = reply("warm")  # the client's loop and connection pool exist before the clock starts
+    assert post_json(raw.url, {"turns": []}, 5, "the chat engine") == {"utterance": "warm"}
     raw.answer = answer
     t0 = time.monotonic()
     with pytest.raises(EngineError, match=r"^the chat engine did not answer within 0\.5 s$"):
         post_json(raw.url, {"turns": []}, 0.5, "the chat engine")
-    assert time.monotonic() - t0 < 1.2
+    assert time.monotonic() - t0 < 1.5  # 0.5 s and room for a loaded machine; the drip alone lasts over 2 s
     raw.answer = reply("quick")  # the engine loop serves the next call as before
     assert post_json(raw.url, {"turns": []}, 2, "the chat engine") == {"utterance": "quick"}
 
@@ -126,7 +128,7 @@ def test_a_dripping_engine_holds_a_participant_no_longer_than_the_timeout(ch, ra
     sid = ch.start(code).json()["id"]
     t0 = time.monotonic()
     r = ch.say(code, sid, "hello?")
-    assert time.monotonic() - t0 < 2.5
+    assert time.monotonic() - t0 < 3.0  # 1 s and room for a loaded machine; the drip lasts over 7 s
     assert r.status_code == 202, r.text
     assert r.json()["engine_error"] == ("the chat engine did not answer within 1 s; your message is saved, ask again "
                                         "with Retry")
