@@ -28,6 +28,19 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def is_aware(t: object) -> bool:
+    """Whether ``t`` is an aware datetime (a time zone that gives its offset): what every clock of the service
+    returns and every time it is given must be (Python calls a datetime whose ``utcoffset()`` is None naive, even
+    with a ``tzinfo``).
+
+    Examples
+    --------
+    >>> is_aware(utcnow()), is_aware(datetime(2026, 3, 1)), is_aware("2026-03-01T00:00Z")
+    (True, False, False)
+    """
+    return isinstance(t, datetime) and t.tzinfo is not None and t.utcoffset() is not None
+
+
 def env_max_upload_bytes() -> int:
     """The upload limit in bytes: ``$DIALEVAL_MAX_UPLOAD_BYTES`` if set, else 20 MB."""
     raw = os.environ.get(MAX_UPLOAD_ENV)

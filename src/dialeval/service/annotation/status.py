@@ -28,6 +28,7 @@ from dialeval.service.annotation import assignment as policy
 from dialeval.service.annotation.export import project_corpus
 from dialeval.service.annotation.projects import get_project, scheme_of
 from dialeval.service.annotation.tables import AnnotationItem, Annotator, Assignment, Label
+from dialeval.service.config import is_aware
 from dialeval.service.db import Database, Invitation
 
 
@@ -69,7 +70,7 @@ into ``active`` (within its time limit) and ``overdue`` (past it, not yet given 
 
 
 def _check_now(now: object) -> None:
-    if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
+    if not is_aware(now):
         raise TypeError(f"now must be an aware datetime (the current time), not {describe(now)}")
 
 
@@ -117,7 +118,7 @@ def working_seconds(times: Iterable[datetime], time_limit_s: float) -> tuple[flo
     if not ts:
         raise ValueError("working_seconds needs the time of at least one action (the item's taking)")
     for t in ts:
-        if not isinstance(t, datetime) or t.tzinfo is None or t.utcoffset() is None:
+        if not is_aware(t):
             raise TypeError(f"the times of the actions must be aware datetimes, not {describe(t)}")
     ts.sort()
     gaps = [(b - a).total_seconds() for a, b in pairwise(ts)]

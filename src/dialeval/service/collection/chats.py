@@ -39,6 +39,7 @@ from dialeval.service.collection.engines import (
     timeout_problem,
 )
 from dialeval.service.collection.tables import MAX_ENGINE_MODEL, MAX_ENGINE_SPEC, ChatSession, ChatTurn, Collection
+from dialeval.service.config import is_aware
 from dialeval.service.db import Database, Invitation
 from dialeval.service.errors import Invalid, InvalidValue, NotFound
 from dialeval.service.names import check_slug, is_slug
@@ -191,7 +192,7 @@ def _check_clock(clock: object) -> None:
 def _read(clock: Callable[[], datetime]) -> datetime:
     """The time ``clock()`` gives, checked: an aware datetime."""
     now = clock()
-    if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
+    if not is_aware(now):
         raise TypeError(f"clock() must return an aware datetime; it returned {describe(now)}")
     return now
 

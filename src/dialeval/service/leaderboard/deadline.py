@@ -11,6 +11,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from dialeval.errors import DialevalError, describe
+from dialeval.service.config import is_aware
 
 DATE_WITH_ZONE = re.compile(r"(\d{4}-\d{2}-\d{2})(Z|[+-]\d{2}:?\d{2})", re.IGNORECASE)
 """A date with a time zone and no time (``2030-01-01Z``, ``2030-01-01+09:00``): midnight there."""
@@ -70,7 +71,7 @@ def parse_deadline(text: str | None, what: str = "--deadline") -> datetime | Non
 
 def check_deadline(t: object, what: str = "deadline", *, shown: object = None) -> datetime:
     """``t`` (an aware datetime) in UTC, if it lies in the years the database stores; else a DialevalError."""
-    if not isinstance(t, datetime) or t.tzinfo is None:
+    if not is_aware(t):
         raise DialevalError(f"{what} {describe(t if shown is None else shown)} must be a date and time with a "
                             f"time zone; {EXAMPLE}")
     try:
@@ -90,3 +91,33 @@ def _no_such_date(ymd: str) -> bool:
     except ValueError:
         return True
     return False
+
+
+TASK_STATES = ("open", "past its deadline", "closed")
+"""What a team may do with a task: submit (``open``); nothing more, the deadline having passed; nothing more, the
+organisers having closed it (which also scores the hidden half)."""
+
+
+def passed(deadline: datetime | None, now: datetime) -> bool:
+    """Whether ``deadline`` (aware, or None: no deadline) has passed at ``now``: from the deadline on, inclusive.
+
+    Examples
+    --------
+    >>> t = datetime(2030, 1, 1, tzinfo=UTC)
+    >>> passed(t, t), passed(t, t - timedelta(microseconds=1)), passed(None, t)
+    (True, False, False)
+    """
+    return deadline is not None and now >= deadline
+
+
+def task_state(closed_at: datetime | None, deadline: datetime | None, now: datetime) -> str:
+    """A task's state at ``now``, one of :data:`TASK_STATES`: ``closed`` once closed (whatever its deadline), else
+    ``past its deadline`` once :func:`passed`, else ``open``.
+
+    Examples
+    --------
+    >>> t = datetime(2030, 1, 1, tzinfo=UTC)
+    >>> task_state(None, t, t), task_state(t, None, t), task_state(None, None, t)
+    ('past its deadline', 'closed', 'open')
+    """
+    return TASK_STATES[2] if closed_at is not None else TASK_STATES[1] if passed(deadline, now) else TASK_STATES[0]

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from dialeval.errors import DialevalError
+from dialeval.service.config import is_aware
+from dialeval.service.leaderboard.deadline import passed
 
 DAILY_LIMIT = 5
 """Scored submissions per team, task and UTC day unless the organiser sets another (STC-3's number)."""
@@ -47,7 +49,7 @@ class Quota:
 
 
 def _check_time(t: object, what: str) -> datetime:
-    if not isinstance(t, datetime) or t.tzinfo is None:
+    if not is_aware(t):
         raise DialevalError(f"{what} must be an aware datetime (UTC), received {t!r}")
     return t.astimezone(UTC)
 
@@ -91,7 +93,7 @@ def decide(now: datetime, earlier: Sequence[datetime], *, daily_limit: int, tota
     now = _check_time(now, "now")
     if deadline is not None:
         deadline = _check_time(deadline, "deadline")
-        if now >= deadline:
+        if passed(deadline, now):
             return Quota(False, 0, 0, None, f"the deadline ({deadline.isoformat().replace('+00:00', 'Z')}) has passed")
     today = now.date()
     used_today = sum(1 for t in earlier if _check_time(t, "a submission time").date() == today)

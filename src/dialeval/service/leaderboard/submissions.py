@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 
 from dialeval.service.db import Database, Team
 from dialeval.service.errors import Conflict, NotFound, QuotaSpent
+from dialeval.service.leaderboard.deadline import task_state
 from dialeval.service.leaderboard.quota import Quota, after_accepting, decide
 from dialeval.service.leaderboard.runs import RunScores, all_finite, read_run, rounded_public, score_run
 from dialeval.service.leaderboard.tables import Submission, SubmissionFile, Task
@@ -24,9 +25,10 @@ from dialeval.service.uploads import clean_filename
 
 
 def _check_open(task: Task, closed_at: datetime | None, deadline: datetime | None, now: datetime) -> None:
-    if closed_at is not None:
+    state = task_state(closed_at, deadline, now)
+    if state == "closed":
         raise Conflict(f"task {task.name!r} is closed (since {closed_at.isoformat()}); it takes no more runs")
-    if deadline is not None and now >= deadline:
+    if state == "past its deadline":
         raise Conflict(f"the deadline of task {task.name!r} ({deadline.isoformat()}) has passed")
 
 
@@ -201,11 +203,9 @@ def me(db: Database, team: Team, now: datetime) -> dict:
     for t in tasks.values():
         times = [x.created_at for x in subs if x.task_id == t.id]
         q = _quota(t, times, now)
-        closed = t.closed_at is not None
-        past = t.deadline is not None and now >= t.deadline
         quotas[t.name] = {"remaining_today": q.remaining_today, "remaining_total": q.remaining_total,
-                          "retry_after": q.retry_after, "closed": closed,
+                          "retry_after": q.retry_after, "closed": t.closed_at is not None,
                           "deadline": t.deadline.isoformat() if t.deadline else None,
-                          "state": "closed" if closed else "past its deadline" if past else "open"}
+                          "state": task_state(t.closed_at, t.deadline, now)}
     return {"team": team.name, "affiliation": team.affiliation,
             "submissions": [submission_info(x, tasks[x.task_id]) for x in subs], "quota": quotas}
