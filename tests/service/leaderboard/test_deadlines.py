@@ -5,7 +5,7 @@ near year 1 or 9999 was a traceback; after the deadline, the quota still said "w
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 
 import pytest
 from service_support import GOLD, dumps
@@ -104,3 +104,18 @@ def test_lower_case_t_and_z_are_read_and_the_deadline_is_printed_in_utc(sqlite_u
 def test_check_deadline_refuses_naive_times():
     with pytest.raises(DialevalError, match="must be a date and time with a time zone"):
         check_deadline(datetime(2030, 1, 1))
+
+
+class _NoOffset(tzinfo):
+    """A time zone that gives no offset: Python counts its datetimes as naive."""
+
+    def utcoffset(self, dt):
+        return None
+
+
+def test_a_time_zone_without_an_offset_is_naive_to_the_deadline_and_the_quota():
+    t = datetime(2030, 1, 1, tzinfo=_NoOffset())
+    with pytest.raises(DialevalError, match="must be a date and time with a time zone"):
+        check_deadline(t)
+    with pytest.raises(DialevalError, match="now must be an aware datetime"):
+        decide(t, [], daily_limit=5, total_limit=50)
