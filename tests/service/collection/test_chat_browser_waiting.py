@@ -85,6 +85,9 @@ def test_the_participants_turn_shows_at_once_and_is_never_lost(sqlite_url, brows
         expect(mine.locator(".utterance")).to_have_text("hello Iris")
         expect(mine.locator(".who")).to_have_text("Ann (you)")
         expect(page.locator("#turns li.pending")).to_contain_text("Sending")
+        # marked unconfirmed by its outline, not by fading (its text keeps its contrast)
+        assert page.locator("#turns li.pending").evaluate("e => getComputedStyle(e).borderTopStyle") == "dashed"
+        assert page.locator("#turns li.pending").evaluate("e => getComputedStyle(e).opacity") == "1"
         expect(box).to_have_value("")
         held[0].continue_()
         expect(page.locator("#turns li")).to_have_count(2)
