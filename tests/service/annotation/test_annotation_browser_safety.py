@@ -295,3 +295,17 @@ def test_right_to_left_turns_one_live_region_and_button_borders(sqlite_url, brow
         }""")
         assert ratios and all(r[2] >= 3 and r[1] != "0px" for r in ratios), ratios
         assert problems == []
+
+
+def test_a_turn_in_chinese_japanese_or_korean_script_says_its_language(sqlite_url, browser):
+    """A screen reader reads a turn in its own language where the script tells it (kana: ja, hangul: ko, Han
+    alone: zh); other turns keep the page's."""
+    turns = [Turn("user", ["你好，请问怎么退款？"]), Turn("system", ["お問い合わせありがとうございます"]),
+             Turn("user", ["안녕하세요"]), Turn("system", ["hello there"])]
+    corpus = Corpus([Dialogue("L0", turns)], {VALIDITY: validity_scale()}, "wochat", "made up")
+    with _served(sqlite_url, "s8", corpus) as (_pj, server, [code]):
+        p, problems = _join(browser, server, "s8", code, turns=4)
+        langs = p.evaluate("() => [...document.querySelectorAll('#dialogue li .text')].map((t) => t.lang)")
+        assert langs == ["zh", "ja", "ko", ""], langs
+        assert p.evaluate("() => document.documentElement.lang") == "en"
+        assert problems == []

@@ -171,3 +171,19 @@ def test_the_status_says_retry_after_the_engine_timed_out(sqlite_url, browser, m
         expect(page.locator("#chat-error")).to_be_hidden()
         expect(box).to_be_focused()
         assert problems == []
+
+
+def test_a_turn_in_chinese_says_its_language_and_an_english_one_keeps_the_pages(sqlite_url, browser):
+    """The participant's turn and the reply are marked ``lang="zh"`` when in Han characters (a screen reader
+    reads them as Chinese, not as English, the page's language); an English turn has no ``lang`` of its own."""
+    with _chat(sqlite_url, browser) as (_ch, page, problems):
+        box = page.locator("#utterance")
+        box.fill("你好")
+        box.press("Enter")
+        expect(page.locator("#turns li")).to_have_count(2)
+        box.fill("hello")
+        box.press("Enter")
+        expect(page.locator("#turns li")).to_have_count(4)
+        langs = page.evaluate("() => [...document.querySelectorAll('#turns li .utterance')].map((t) => t.lang)")
+        assert langs == ["zh", "zh", "", ""], langs
+        assert problems == []

@@ -194,6 +194,8 @@
       li.appendChild(el("span", "speaker", t.speaker));
       const said = el("span", "text", t.text);
       said.dir = "auto";  // isolated: a right-to-left turn does not reorder the speaker's name
+      const lang = window.dialevalScriptLang(t.text);
+      if (lang) said.lang = lang;
       li.appendChild(said);
       if (units[t.index]) {
         const row = el("div", "controls");

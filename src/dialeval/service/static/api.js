@@ -28,3 +28,13 @@ window.dialevalApi = function (base, code) {
     return data;
   };
 };
+
+// The language a text's script tells for certain enough to say (a screen reader then reads it in that language,
+// not as English, the page's): "ja" with kana, "ko" with hangul, "zh" with Han characters only; "" otherwise
+// (the page's language stands: the script of Latin, Cyrillic or Arabic text does not tell its language).
+window.dialevalScriptLang = function (text) {
+  if (/[\p{Script=Hiragana}\p{Script=Katakana}]/u.test(text)) return "ja";
+  if (/\p{Script=Hangul}/u.test(text)) return "ko";
+  if (/\p{Script=Han}/u.test(text)) return "zh";
+  return "";
+};

@@ -70,6 +70,8 @@
     const text = document.createElement("span");
     text.className = "utterance";
     text.dir = "auto";  // isolated: a right-to-left utterance does not reorder the speaker's name
+    const lang = window.dialevalScriptLang(t.utterance);
+    if (lang) text.lang = lang;
     text.textContent = t.utterance;
     li.append(who, text);
     paintTurn(li);
