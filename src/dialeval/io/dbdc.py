@@ -110,13 +110,53 @@ def _system_of(set_name: str) -> str | None:
     return SYSTEMS.get(set_name.split("_")[0].upper())
 
 
+def check_dialogue_id(did: object, file: str) -> str:
+    """``did`` if it is a usable DBDC ``"dialogue-id"``, else the error naming ``file`` and the field.
+
+    A log (:func:`read_dbdc`) and a labels file (:mod:`dialeval.io.turnruns`) apply this one rule, so that a
+    labels folder written from logs is read back: a string with a character other than whitespace.
+
+    Parameters
+    ----------
+    did : object
+        The value of ``"dialogue-id"`` as the file holds it.
+    file : str
+        The file it comes from, named in the error.
+
+    Returns
+    -------
+    str
+        ``did``, unchanged (not stripped).
+
+    Raises
+    ------
+    DialevalError
+        ``did`` is not a string, or is empty or whitespace only. A blank value is also described by its length,
+        which stays exact where a message's runs of spaces are folded into one (the CLI's one-line errors).
+
+    Examples
+    --------
+    >>> check_dialogue_id("d1", "d1.log.json")
+    'd1'
+    >>> check_dialogue_id("  ", "x.log.json")
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.DialevalError: x.log.json: dialogue-id: 'dialogue-id' must be a non-empty string, received '  ' \
+(2 characters, all whitespace; an id needs a character other than whitespace)
+    """
+    if isinstance(did, str) and did.strip():
+        return did
+    got = describe(did)
+    if isinstance(did, str) and did:
+        got += (f" ({len(did)} character{'s' if len(did) > 1 else ''}, all whitespace; an id needs a character "
+                "other than whitespace)")
+    raise DialevalError(f"'dialogue-id' must be a non-empty string, received {got}", file=file, field="dialogue-id")
+
+
 def _read_log(f: Path, root: Path, max_bytes: int) -> Dialogue:
     file = str(f)
     rec = require_dict(load_json_document(f, max_bytes), "the top level", file=file)
-    did = rec.get("dialogue-id")
-    if not isinstance(did, str) or not did:
-        raise DialevalError(f"'dialogue-id' must be a non-empty string, received {describe(did)}", file=file,
-                            field="dialogue-id")
+    did = check_dialogue_id(rec.get("dialogue-id"), file)
     turns_raw = rec.get("turns")
     if not isinstance(turns_raw, list) or not turns_raw:
         raise DialevalError(f"'turns' must be a non-empty list, received {describe(turns_raw)}", file=file,

@@ -27,7 +27,7 @@ import numpy as np
 from dialeval.distributions import Distributions
 from dialeval.errors import DialevalError, describe, suggest
 from dialeval.io._files import as_path, files_in, load_json_document
-from dialeval.io.dbdc import BREAKDOWN, BREAKDOWN_LEVELS
+from dialeval.io.dbdc import BREAKDOWN, BREAKDOWN_LEVELS, check_dialogue_id
 from dialeval.io.runs import read_distribution
 from dialeval.io.stc3 import dialogue_id
 from dialeval.io.values import normalise
@@ -57,11 +57,8 @@ def _dbdc_record(rec: object, file: str) -> dict:
     file and the field as the file spells it (``turns[0].labels[0].prob-O``)."""
     if not isinstance(rec, dict) or "dialogue-id" not in rec:
         raise DialevalError("not a DBDC3 labels file: expected an object with 'dialogue-id' and 'turns'", file=file)
-    did = rec["dialogue-id"]
-    if not isinstance(did, str) or not did.strip():
-        raise DialevalError(f"'dialogue-id' must be a non-empty string, received {describe(did)}", file=file,
-                            field="dialogue-id")
-    turns = rec.get("turns")
+    did = check_dialogue_id(rec["dialogue-id"], file)
+    turns = rec.get("turns")  # may be empty: a dialogue of which the run predicts no turn (write_dbdc_labels)
     if not isinstance(turns, list):
         raise DialevalError(f"'turns' must be a list, received {describe(turns)}", file=file, dialogue=did,
                             field="turns")
@@ -237,7 +234,15 @@ def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) 
     left beside these would be scored with them), all at once.
 
     Each ``{"dialogue-id", "turns": [{"turn-index", "labels": [{"breakdown", "prob-O", "prob-T", "prob-X"}]}]}``
-    with the hard label of the run. Returns the files written.
+    with the hard label of the run; ``"turns": []`` for a dialogue of which the run predicts no turn (one whose
+    only system turn is DBDC's unlabelled greeting), so that the folder holds every dialogue of the run. Returns
+    the files written, one per dialogue.
+
+    Raises
+    ------
+    DialevalError
+        The run holds no dialogue, or predicts no turn on ``scale`` but other scales (``--to dbdc`` writes
+        ``scale``, an O, T, X scale, only); a dialogue id two files would share; the folder is not new or empty.
     """
 
     from dialeval.io.atomic import check_output_folder, claim_file_name
@@ -245,7 +250,7 @@ def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) 
     from dialeval.io.writers import write_folder
 
     out = check_output_folder(folder, "--to dbdc's *.labels.json files")
-    files, names = [], {}
+    files, names, any_turn = [], {}, False
     for rec in records:
         turns = []
         for t in rec.get("turns", []):
@@ -258,12 +263,14 @@ def write_dbdc_labels(records: list[dict], folder: str, scale: str = BREAKDOWN) 
             label = {scale: t.get("labels", {}).get(scale) or max(dist, key=dist.get)}
             label |= {f"prob-{lv}": dist[lv] for lv in BREAKDOWN_LEVELS}
             turns.append({"turn-index": t["turn"], "labels": [label]})
-        if not turns:
-            continue
+        any_turn = any_turn or bool(turns)
+        # every dialogue gets its file, "turns": [] where none of its turns is predicted (a log whose only system
+        # turn is the unlabelled greeting), so that evaluate finds each dialogue of the run
         path = out / claim_file_name(names, str(rec["id"]), ".labels.json", file=str(out))
         files.append((path, json_text({"dialogue-id": rec["id"], "turns": turns}, indent=1) + "\n"))
-    if not files:
-        has = sorted({k for rec in records for t in rec.get("turns", []) for k in t if k not in ("turn", "labels")})
+    has = sorted({k for rec in records for t in rec.get("turns", []) for k in t if k not in ("turn", "labels")})
+    other = has or sorted({k for rec in records for k in rec if k not in RESERVED})
+    if not records or (not any_turn and other):  # a run of other scales only (WOCHAT's, STC-3's dialogue scales)
         raise DialevalError(f"the run predicts no turn on scale {scale!r} (it predicts "
                             + (", ".join(map(repr, has)) or "no turn-level scale")
                             + "); --to dbdc writes DBDC3's O/T/X breakdown scale only: leave it out to write this "
