@@ -323,20 +323,71 @@ def test_a_model_of_dialogues_the_system_opens_predicts_the_first_turn_of_those_
     assert _labelled_keys(gold, "breakdown") <= run_items
 
 
-def test_a_model_that_skips_labelled_turns_says_so(shared_data):
+def test_a_model_saved_by_an_older_dialeval_predicts_the_labelled_turns_before_its_first(shared_data):
     """A model saved by an older dialeval kept the earliest labelled position of its training (2 on dialogues
-    the system opens) and left the first system turn of IRIS dialogues out of the run without a word."""
+    the system opens) and left the first system turn of IRIS dialogues out of the run (a warning said so since
+    a probe found it); labelled turns of the senders a model knows are now predicted wherever they are."""
     from dataclasses import replace
 
     model = train(shared_data("dbdc3", "en", "dev", "CIC_115"), kind="prior")
     model.learnt["breakdown"] = replace(model.learnt["breakdown"], first=2)
-    with pytest.warns(dialeval.DialevalWarning, match=r"does not predict 50 labelled turn\(s\) of scale "
-                                                      r"'breakdown' \(first: dialogue .*, turn 1\)"):
-        predict(shared_data("dbdc3", "en", "eval", "IRIS_50"), model)
+    iris = shared_data("dbdc3", "en", "eval", "IRIS_50")
     with warnings.catch_warnings():
         warnings.simplefilter("error", dialeval.DialevalWarning)
-        predict(shared_data("dbdc3", "en", "eval", "IRIS_50"), train(shared_data("dbdc3", "en", "dev", "CIC_115"),
-                                                                     kind="prior"))
+        run_items = {(r["id"], t["turn"]) for r in predict(iris, model) for t in r["turns"]}
+    assert _labelled_keys(dialeval.read_corpus(iris), "breakdown") <= run_items
+
+
+def _system_opens(shared_data, tmp_path: Path, name: str, edit) -> Path:
+    """A folder holding one CIC log that is not in the sample (the system's greeting at 0, unlabelled), edited by
+    ``edit``."""
+    log = shared_data("dbdc3", "en", "dev", "CIC_115", "CIC0135.log.json")
+    d = json.loads(log.read_text(encoding="utf-8"))
+    assert d["turns"][0]["speaker"] == "S" and not d["turns"][0]["annotations"] and d["turns"][2]["annotations"]
+    d["dialogue-id"] = name
+    edit(d)
+    out = tmp_path / name
+    out.mkdir()
+    (out / f"{name}.log.json").write_text(json.dumps(d), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("kind", ["prior", "linear"])
+def test_a_labelled_system_turn_at_position_0_is_predicted(dbdc_sample, shared_data, tmp_path, kind):
+    """A model of DBDC (first predicted position 1: the greeting at 0 is never labelled there) left a labelled
+    system turn at 0 out of the run, and warned that the model was 'saved by an older dialeval' (a probe)."""
+    model = train(dbdc_sample, kind=kind, params={"max_features": 2000} if kind == "linear" else {})
+    assert model.scales["breakdown"].first == 1
+
+    def label_the_greeting(d):
+        d["turns"][0]["annotations"] = d["turns"][2]["annotations"]
+
+    logs = _system_opens(shared_data, tmp_path, "opened", label_the_greeting)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dialeval.DialevalWarning)
+        [rec] = predict(logs, model)
+    log = json.loads(next(logs.glob("*.log.json")).read_text(encoding="utf-8"))
+    assert [t["turn"] for t in rec["turns"]] == [i for i, t in enumerate(log["turns"]) if t["speaker"] == "S"]
+
+
+def test_a_dialogue_of_one_system_turn_is_predicted_when_labelled_and_else_the_error_says_why(dbdc_sample,
+                                                                                               shared_data, tmp_path):
+    """A labelled one-turn dialogue was refused with 'the model predicts turns of sender(s) system; the corpus has
+    none (its senders: system)', which contradicts itself (a probe)."""
+    model = train(dbdc_sample, kind="prior")
+
+    def only_the_greeting(labelled):
+        def edit(d):
+            if labelled:
+                d["turns"][0]["annotations"] = d["turns"][2]["annotations"]
+            d["turns"] = d["turns"][:1]
+        return edit
+
+    [rec] = predict(_system_opens(shared_data, tmp_path, "one", only_the_greeting(True)), model)
+    assert [t["turn"] for t in rec["turns"]] == [0]
+    with pytest.raises(DialevalError, match=r"from position 1 on .*the corpus's turns of system are all before "
+                                            r"position 1 and unlabelled"):
+        predict(_system_opens(shared_data, tmp_path, "greeting", only_the_greeting(False)), model)
 
 
 def test_predict_makes_the_folder_of_its_run_file(dbdc_sample, tmp_path, capsys):

@@ -11,7 +11,7 @@ any other scale in :attr:`Predicted.turns`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -81,7 +81,8 @@ class TurnTable:
     """A corpus flattened to turns, in dialogue order.
 
     ``texts[t]``, ``is_customer[t]``, ``dialogue[t]`` (row of its dialogue), ``position[t]`` (0-based) and
-    ``n_turns[dialogue[t]]`` describe flat turn ``t``; ``start[i]:start[i + 1]`` are dialogue i's turns.
+    ``n_turns[dialogue[t]]`` describe flat turn ``t``; ``start[i]:start[i + 1]`` are dialogue i's turns;
+    ``labelled[scale][t]``: whether the corpus labels turn ``t`` on that turn-level scale.
     """
 
     ids: list[str]
@@ -94,6 +95,9 @@ class TurnTable:
     source: str | None = None
     senders: tuple[str, ...] = ()
     """Sender of each flat turn (any corpus: ``customer``/``helpdesk``, ``user``/``system``...)."""
+    labelled: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
+    """Per turn-level scale of the corpus, a bool per flat turn: labelled by at least one annotator. A model
+    predicts such a turn of a sender it knows wherever it is (:func:`~dialeval.models.turndata.rows_for`)."""
 
     @classmethod
     def from_corpus(cls, corpus: Corpus, *, senders: tuple[str, ...] | None = SENDERS) -> TurnTable:
@@ -107,7 +111,10 @@ class TurnTable:
         start = np.concatenate([[0], np.cumsum(n_turns)]).astype(np.int64)
         pos = np.arange(len(texts)) - start[dlg]
         senders = tuple(t.sender for d in corpus.dialogues for t in d.turns)
-        return cls(corpus.ids(), texts, is_c, dlg, pos, n_turns, start, corpus.source, senders)
+        labelled = {name: np.fromiter((any(v is not None for v in t.labels.get(name, ())) for d in corpus.dialogues
+                                       for t in d.turns), dtype=bool, count=len(texts))
+                    for name, s in corpus.scales.items() if s.level == "turn"}
+        return cls(corpus.ids(), texts, is_c, dlg, pos, n_turns, start, corpus.source, senders, labelled)
 
     @property
     def n_dialogues(self) -> int:
@@ -136,7 +143,8 @@ class TurnTable:
         dlg = np.repeat(np.arange(len(rows)), n_turns)
         return TurnTable([self.ids[r] for r in rows.tolist()], [self.texts[t] for t in turns.tolist()],
                          self.is_customer[turns], dlg, self.position[turns], n_turns, start, self.source,
-                         tuple(self.senders[t] for t in turns.tolist()) if self.senders else ())
+                         tuple(self.senders[t] for t in turns.tolist()) if self.senders else (),
+                         {name: v[turns] for name, v in self.labelled.items()})
 
 
 def rounded(levels: tuple[str, ...], row: np.ndarray, digits: int = 6) -> dict[str, float]:

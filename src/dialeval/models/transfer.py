@@ -82,6 +82,11 @@ def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = 
         plan(corpus, est)  # an STC-3 model on another corpus: the error naming the scales
     what = plan(corpus, est)
     table = TurnTable.from_corpus(corpus, senders=None)
+    labelled: dict[str, np.ndarray] = {}  # the corpus's labelled turns, by the name of the model's scale
+    for target, (source, _) in what.items():
+        if target in table.labelled:
+            labelled[source] = labelled.get(source, False) | table.labelled[target]
+    table = replace(table, labelled=labelled)
     saved = est.progress
     if progress is not None:
         est.progress = progress
@@ -109,8 +114,14 @@ def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = 
         scales[target] = TurnScale(target, levels, corpus.scales[target].kind, src.senders)
     if not any(len(r) for r, _ in turns.values()):
         senders = sorted({s for sc in est.scales.values() for s in sc.senders})
-        raise DialevalError(f"the model predicts turns of sender(s) {', '.join(senders)}; the corpus has none "
-                            f"(its senders: {', '.join(sorted(set(table.senders)))})", file=corpus.source)
+        if not set(senders) & set(table.senders):
+            raise DialevalError(f"the model predicts turns of sender(s) {', '.join(senders)}; the corpus has none "
+                                f"(its senders: {', '.join(sorted(set(table.senders)))})", file=corpus.source)
+        first = min(sc.first for sc in est.scales.values() if sc.level == "turn")
+        raise DialevalError(f"the model predicts turns of sender(s) {', '.join(senders)} from position {first} on "
+                            f"(in its training, their turns before it were never labelled: DBDC's greeting), and "
+                            f"labelled ones anywhere; the corpus's turns of {', '.join(senders)} are all before "
+                            f"position {first} and unlabelled", file=corpus.source)
     _warn_unpredicted(corpus, table, turns, scales)
     return turn_records(table, turns, scales)
 
@@ -118,10 +129,9 @@ def predict_turn_scales(corpus: Corpus, est: Estimator, progress: bool | None = 
 def _warn_unpredicted(corpus: Corpus, table: TurnTable, turns: dict[str, tuple[np.ndarray, np.ndarray]],
                       scales: dict[str, TurnScale]) -> None:
     """Warn when labelled turns of the corpus are left out of the run (the scorer skips them, or counts them as
-    worst): turns of senders the model was not trained on, or turns before the first position it predicts (a
-    model saved by an older dialeval learnt that position as the earliest labelled one, and skipped the
-    system's first turn of dialogues the user opens). Called once some turn is predicted (when none is, the
-    error says why)."""
+    worst): turns of senders the model was not trained on. (Labelled turns of the senders it knows are predicted
+    wherever they are: :func:`~dialeval.models.turndata.rows_for`; ``early`` is a guard.) Called once some turn
+    is predicted (when none is, the error says why)."""
     for name, (rows, _probs) in turns.items():
         scale = corpus.scales.get(name)
         if scale is None or scale.level != "turn":
@@ -140,9 +150,8 @@ def _warn_unpredicted(corpus: Corpus, table: TurnTable, turns: dict[str, tuple[n
         if early:
             did, pos = early[0]
             warnings.warn(f"{where}the model does not predict {len(early)} labelled turn(s) of scale {name!r} "
-                          f"(first: dialogue {did}, turn {pos}); they are not in the run (a model saved by an "
-                          "older dialeval skips turns before the earliest position labelled in its training: "
-                          "train it again)", DialevalWarning, stacklevel=3)
+                          f"(first: dialogue {did}, turn {pos}); they are not in the run", DialevalWarning,
+                          stacklevel=3)
 
 
 def turn_scores(records: list[dict]) -> list[dict]:

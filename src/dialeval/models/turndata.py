@@ -268,11 +268,14 @@ def panel_of(scale: Scale, items: list[Dialogue | Turn]) -> np.ndarray | None:
 
 def rows_for(table: TurnTable, scale: TurnScale) -> np.ndarray:
     """The rows a model predicts ``scale`` on: every dialogue for a dialogue-level scale; else the flat turns
-    of the senders labelled in training, from the earliest position labelled in training on."""
+    of the senders labelled in training, from ``scale.first`` on (before it, training saw those senders' turns
+    and never a label: DBDC's greeting), and any turn of theirs the table's corpus labels (``table.labelled``)."""
     if scale.level == "dialogue":
         return np.arange(table.n_dialogues)
     who = np.isin(np.asarray(table.senders, dtype=object), list(scale.senders))
-    return np.flatnonzero(who & (table.position >= scale.first))
+    labelled = table.labelled.get(scale.name)
+    return np.flatnonzero(who & ((table.position >= scale.first) if labelled is None
+                                 else (table.position >= scale.first) | labelled))
 
 
 def turn_records(table: TurnTable, turns: TurnArrays, scales: dict[str, TurnScale], digits: int = 6
