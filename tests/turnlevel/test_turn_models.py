@@ -400,6 +400,17 @@ def test_predict_makes_the_folder_of_its_run_file(dbdc_sample, tmp_path, capsys)
     capsys.readouterr()
 
 
+def test_predict_makes_the_folder_of_its_scores_file_before_writing_anything(dbdc_sample, tmp_path, capsys):
+    """`predict --scores new/dir/s.json` wrote the run, then failed: 'cannot write: No such file or directory'
+    (a probe); its folders are made, as --out's are."""
+    assert run(["train", str(dbdc_sample), "--model", "prior", "--out", str(tmp_path / "m")]) == 0
+    scores = tmp_path / "new" / "dir" / "s.json"
+    assert run(["predict", str(dbdc_sample), "--model", str(tmp_path / "m"), "--out", str(tmp_path / "r.json"),
+                "--scores", str(scores)]) == 0
+    assert json.loads(scores.read_text(encoding="utf-8")) and (tmp_path / "r.json").is_file()
+    capsys.readouterr()
+
+
 def test_a_chat_between_people_is_refused_without_warnings_that_blame_the_model_s_age(wochat_sample):
     """A model of the system's turns on a human-human chat (user1, user2) warned once per scale to 'train it
     again' (a model saved by an older dialeval) before the error that named the real cause."""

@@ -258,6 +258,8 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
     with warnings_as_lines(TrainingDataWarning):
         records = predict(corpus, model=model, subtask=subtask)
     scores = _turn_scores(records, source) if scores_out is not None else None  # refused before anything is written
+    if scores_out is not None:  # its folders are made, as --out's are, before either file is written
+        make_folder(scores_out.parent, "--scores")
     if to == PredictTo.run:
         from dialeval.io.runs import write_run
 
@@ -294,7 +296,8 @@ def register(app: typer.Typer) -> None:
     @app.command("predict")
     def predict_cmd(
         dialogues: list[str] = typer.Argument(..., help="Dialogues of any corpus dialeval reads (STC-3, DBDC, "
-                                              "WOCHAT, ConTurE, DSTC9; annotations are ignored). With a folder "
+                                              "WOCHAT, ConTurE, DSTC9; annotations are not used, but are read "
+                                              "and checked as any reader does). With a folder "
                                               "--out: STC-3 JSON arrays or JSON Lines, gzip'ed or not; files, "
                                               "folders or glob patterns."),
         out_given: str = typer.Option(..., "--out", help="One run file: a name ending in .json, or any name for "
