@@ -11,6 +11,7 @@ bootstrap interval, pairs used) at dialogue level and, when the dialogues name t
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -18,13 +19,14 @@ from pathlib import Path
 import numpy as np
 
 from dialeval.corpus import Corpus, expect_corpus
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, DialevalWarning, describe, quote
 from dialeval.io._files import as_path, load_json_document, read_bounded
 from dialeval.io.atomic import atomic_path, output_format
 from dialeval.io.stc3 import dialogue_id
 from dialeval.io.text import csv_rows
 from dialeval.progress import track
 from dialeval.stats import correlate
+from dialeval.stats.correlation import MIN_PAIRS
 
 CORRELATION_PLOT_FORMATS = ("png", "svg", "pdf")
 """The formats :func:`plot_correlations` draws, by the suffix of its path."""
@@ -33,6 +35,18 @@ AGGREGATES = {"mean": np.mean, "median": np.median, "min": np.min, "max": np.max
 """How per-turn scores become one per dialogue."""
 LEVELS = ("dialogue", "system")
 DEFAULT_METHODS = ("pearson", "spearman")
+
+
+class _DefaultLevels:
+    """The type of :data:`DEFAULT_LEVELS`."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT_LEVELS"
+
+
+DEFAULT_LEVELS = _DefaultLevels()
+"""``levels`` of :func:`correlate_with_humans` when none are asked for: dialogue, and system where the dialogues
+name their systems and enough of them are scored (else left out with a warning)."""
 
 
 def _check_aggregate(aggregate: str) -> None:
@@ -104,6 +118,7 @@ class AutomaticScores:
     scores: dict[str, float]
     from_turns: frozenset[str]  # the dialogues whose score aggregates turn scores
     aggregate: str
+    without_turns: tuple[str, ...] = ()  # ids whose 'turns' give no usable score ([], or only other senders')
 
     def what(self) -> str:
         """What the scores are: ``mean over turns``, ``dialogue scores`` or both, for a report's label."""
@@ -115,10 +130,10 @@ class AutomaticScores:
         return f"dialogue scores, and the {self.aggregate} over turns for {turns} of the {len(self.scores)} dialogues"
 
     def restricted(self, ids: object) -> AutomaticScores:
-        """The same scores for the dialogues in ``ids`` only."""
+        """The same scores for the dialogues in ``ids`` only (``without_turns`` kept whole: they have no score)."""
         keep = set(ids)  # type: ignore[call-overload]
         return AutomaticScores({i: v for i, v in self.scores.items() if i in keep}, self.from_turns & keep,
-                               self.aggregate)
+                               self.aggregate, self.without_turns)
 
 
 def _turn_number(v: object, file: str, did: str, where: str, *, text: bool) -> int:
@@ -133,12 +148,84 @@ def _turn_number(v: object, file: str, did: str, where: str, *, text: bool) -> i
                         field=where)
 
 
-def read_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | None = None) -> AutomaticScores:
-    """Per-dialogue automatic scores from a file, turn scores aggregated per dialogue; see :func:`load_scores`."""
+def scored_sender(corpus: Corpus) -> str | None:
+    """The sender whose turns the corpus's turn-level scales rate, when they all name the same one (ConTurE's
+    overall impression: ``system``); None when the corpus has no turn-level scale, or its scales rate any
+    sender's turns or different senders' (STC-3's customer and helpdesk nuggets)."""
+    expect_corpus(corpus)
+    senders = {s.sender for s in corpus.scales_at("turn")}
+    return next(iter(senders)) if len(senders) == 1 else None
+
+
+def _examples(ids: Sequence[str]) -> str:
+    return ", ".join(quote(i) for i in ids[:5]) + (f" (+{len(ids) - 5} more)" if len(ids) > 5 else "")
+
+
+def _check_turns(per: dict[str, list[tuple[int, float, str]]], corpus: Corpus, file: str) -> set[str]:
+    """Turn scores against the corpus's dialogues (those not in the corpus are left to the caller): a turn the
+    dialogue does not have is an error; a turn of another sender than the one the corpus's turn scales rate
+    (:func:`scored_sender`) is left out, with one warning, and an error when every turn score is one.
+
+    Returns the ids left with no turn score (all theirs were of another sender)."""
+    expect_corpus(corpus)
+    by_id: dict[str, object] = {}
+    for d in corpus:
+        by_id.setdefault(d.id, d)
+    sender = scored_sender(corpus)
+    other: list[tuple[str, int, str, str]] = []  # (id, turn, its sender, where)
+    n_turns = 0
+    for did, entries in per.items():
+        d = by_id.get(did)
+        if d is None:
+            continue
+        turns = d.turns  # type: ignore[attr-defined]
+        n_turns += len(entries)
+        for turn, _, where in entries:
+            if turn >= len(turns):
+                raise DialevalError(f"turn {turn} is not in the corpus's dialogue, which has {len(turns)} turn(s), "
+                                    f"numbered 0 to {len(turns) - 1}: the scores are of another corpus, or number "
+                                    "turns otherwise", file=file, dialogue=did, field=where)
+            if sender is not None and turns[turn].sender != sender:
+                other.append((did, turn, turns[turn].sender, where))
+    if not other:
+        return set()
+    scales = ", ".join(repr(s.name) for s in corpus.scales_at("turn"))
+    did, turn, who, where = other[0]
+    first = f"dialogue {quote(did)} turn {turn}, a {quote(who)} turn ({where})"
+    if len(other) == n_turns:
+        raise DialevalError(f"none of the {n_turns} turn score(s) of the corpus's dialogues is of a {sender!r} turn, "
+                            f"the turns the corpus's turn scale(s) {scales} rate (turns are numbered from 0, as in the "
+                            f"corpus); the first: {first}", file=file)
+    off = {(i, t) for i, t, _, _ in other}
+    emptied = []
+    for i in dict.fromkeys(i for i, _, _, _ in other):
+        per[i] = [e for e in per[i] if (i, e[0]) not in off]
+        if not per[i]:
+            emptied.append(i)
+    warnings.warn(f"{file}: {len(other)} turn score(s) of turns not sent by {sender!r} (the sender whose turns the "
+                  f"corpus's turn scale(s) {scales} rate), left out; the first: {first}"
+                  + (f"; {len(emptied)} dialogue(s) have no other turn score, left out: {_examples(emptied)}"
+                     if emptied else ""), DialevalWarning, stacklevel=3)
+    return set(emptied)
+
+
+def read_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | None = None,
+                corpus: Corpus | None = None) -> AutomaticScores:
+    """Per-dialogue automatic scores from a file, turn scores aggregated per dialogue; see :func:`load_scores`.
+
+    With ``corpus``, each turn score of one of its dialogues is checked against the dialogue before the
+    aggregate: a turn the dialogue does not have is an error naming the file, the dialogue and the turn; a turn
+    of another sender than the one the corpus's turn scales rate (:func:`scored_sender`, e.g. a user turn where
+    ConTurE's scale rates system turns) is left out with a :class:`~dialeval.errors.DialevalWarning` (an error
+    when every turn score is one). A JSON record with ``"turns": []`` is left out with a warning naming it;
+    ``without_turns`` lists those ids and those whose every turn score was left out.
+    """
     _check_aggregate(aggregate)
+    if corpus is not None:
+        expect_corpus(corpus)
     p = as_path(path, "scores")
     file = str(p)
-    per: dict[str, list[float]] = {}
+    per: dict[str, list[tuple[int, float, str]]] = {}   # id -> (turn, score, where) in the file's order
     direct: dict[str, float] = {}
     seen_direct: dict[str, str] = {}             # id -> where its dialogue score was given
     seen_turn: dict[tuple[str, int], str] = {}   # (id, turn) -> where its score was given
@@ -178,7 +265,7 @@ def read_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | N
             if "turn" in cols and row.get("turn") not in (None, ""):
                 turn = _turn_number(row.get("turn"), file, did, where, text=True)
                 once((did, turn), seen_turn, f"score of turn {turn}", did, where)
-                per.setdefault(did, []).append(number(raw, did, where, text=True))
+                per.setdefault(did, []).append((turn, number(raw, did, where, text=True), where))
             else:
                 once(did, seen_direct, "dialogue score", did, where)
                 direct[did] = number(raw, did, where, text=True)
@@ -203,11 +290,16 @@ def read_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | N
                     else:
                         turn = j  # a bare score, or one without 'turn': its position is its turn
                     once((did, turn), seen_turn, f"score of turn {turn}", did, where)
-                    values.append(number(t.get("score") if isinstance(t, dict) else t, did, where + ".score",
-                                         text=False))
+                    values.append((turn, number(t.get("score") if isinstance(t, dict) else t, did,
+                                                where + ".score", text=False), where))
             else:
                 raise DialevalError("expected 'score' or 'turns'", file=file, dialogue=did, field=f"[{i}]")
-    out = _aggregate(per, aggregate)
+    emptied = _check_turns(per, corpus, file) if corpus is not None else set()
+    empty = [i for i, v in per.items() if not v and i not in emptied and i not in direct]
+    if empty:
+        warnings.warn(f"{file}: {len(empty)} dialogue(s) with no turn score (\"turns\": []), left out: "
+                      f"{_examples(empty)}", DialevalWarning, stacklevel=2)
+    out = _aggregate({i: [x for _, x, _ in v] for i, v in per.items()}, aggregate)
     both = set(out) & set(direct)
     if both:
         raise DialevalError(f"{len(both)} dialogue(s) have both a dialogue score and turn scores, e.g. "
@@ -215,11 +307,14 @@ def read_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | N
     from_turns = frozenset(out)
     out.update(direct)
     if not out:
-        raise DialevalError("no score in the file", file=file)
-    return AutomaticScores(out, from_turns, aggregate)
+        raise DialevalError("no score in the file" + (f" (only {len(empty)} empty \"turns\" list(s))" if empty else ""),
+                            file=file)
+    return AutomaticScores(out, from_turns, aggregate,
+                           tuple(i for i in per if (i in emptied or i in empty) and i not in out))
 
 
-def load_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | None = None) -> dict[str, float]:
+def load_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | None = None,
+                corpus: Corpus | None = None) -> dict[str, float]:
     """Per-dialogue automatic scores from a file, turn scores aggregated per dialogue.
 
     Layouts: CSV with a header ``id,score`` or ``id,turn,score``; JSON array of ``{"id", "score"}`` or
@@ -229,9 +324,10 @@ def load_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | N
     error naming the dialogue, the turn and where both are (CSV line, JSON record). Text is UTF-8 (with or
     without BOM) or UTF-16 with BOM (:mod:`dialeval.io.text`); the CSV delimiter is ``delimiter`` or sniffed
     from the header (``,`` ``;`` tab ``|``); where it is not ``,`` a decimal comma (``0,5``) is read as a
-    decimal point. :func:`read_scores` also says which scores aggregate turns.
+    decimal point. With ``corpus``, turn scores are checked against its dialogues (:func:`read_scores`, which
+    also says which scores aggregate turns).
     """
-    return read_scores(path, aggregate=aggregate, delimiter=delimiter).scores
+    return read_scores(path, aggregate=aggregate, delimiter=delimiter, corpus=corpus).scores
 
 
 @dataclass(frozen=True)
@@ -296,13 +392,39 @@ def _known(v: object) -> bool:
     return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 
+def system_level_shortfall(auto: Mapping[str, float], human: Mapping[str, Mapping[str, float]],
+                           systems: Mapping[str, str]) -> str | None:
+    """Why the system level cannot be correlated for lack of systems, or None when every dimension has at least
+    ``MIN_PAIRS`` (3, :mod:`dialeval.stats.correlation`) systems with an automatic score and a rating (the pairs
+    :func:`correlate_with_humans` uses).
+
+    Examples
+    --------
+    >>> system_level_shortfall({"a": 1.0, "b": 2.0}, {"q": {"a": 1.0, "b": 2.0}}, {"a": "s1", "b": "s2"})
+    '2 system(s) have an automatic score (s1, s2); a correlation needs at least 3'
+    """
+    scored = {systems[i] for i in auto if i in systems and _known(auto[i])}
+    named = len(set(systems.values()))
+    of = f" of the {named} the dialogues name" if named != len(scored) else ""
+    if len(scored) < MIN_PAIRS:
+        return (f"{len(scored)} system(s){of} have an automatic score ({_examples(sorted(scored))}); a correlation "
+                f"needs at least {MIN_PAIRS}")
+    for dim, hv in human.items():
+        rated = {systems[i] for i in auto if i in systems and i in hv and _known(auto[i]) and _known(hv[i])}
+        if len(rated) < MIN_PAIRS:
+            return (f"{len(scored)} system(s){of} have an automatic score, {len(rated)} of them a rating of "
+                    f"{dim!r}; a correlation needs at least {MIN_PAIRS}")
+    return None
+
+
 def _expect_mapping(value: object, what: str, of: str) -> None:
     if not isinstance(value, Mapping):
         raise DialevalError(f"{what} must be a mapping of {of}; received {describe(value)}")
 
 
 def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, float]], *,
-                          systems: dict[str, str] | None = None, levels: tuple[str, ...] = ("dialogue", "system"),
+                          systems: dict[str, str] | None = None,
+                          levels: tuple[str, ...] | _DefaultLevels = DEFAULT_LEVELS,
                           methods: tuple[str, ...] = DEFAULT_METHODS, B: int = 2000, seed: int = 0,
                           ci_level: float = 0.95, label: str = "auto",
                           progress: bool | None = None) -> CorrelationTable:
@@ -312,9 +434,12 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
     but no rating on that dimension). At system level the values are the means over each system's dialogues
     that have both (``n`` counts systems, ``n_dialogues`` the dialogues averaged, ``n_dropped`` the dialogues
     with an automatic score left out: no rating, or no system); system level is skipped without ``systems``.
-    Repeated levels and methods count once. ``B``, ``seed``, ``ci_level``, the levels and the methods are
-    checked before any correlation. The bootstraps show a progress bar on stderr (``progress``: see
-    :func:`dialeval.progress.enabled`).
+    ``levels`` :data:`DEFAULT_LEVELS` (the default): dialogue, and system when ``systems`` are given and every
+    dimension has at least ``MIN_PAIRS`` (3) systems with both sides; otherwise the system level is left out with a
+    :class:`~dialeval.errors.DialevalWarning` saying why (:func:`system_level_shortfall`); a system level
+    asked for where there are too few systems is an error. Repeated levels and methods count once. ``B``,
+    ``seed``, ``ci_level``, the levels and the methods are checked before any correlation. The bootstraps show
+    a progress bar on stderr (``progress``: see :func:`dialeval.progress.enabled`).
     """
     from dialeval.stats import METHODS
     from dialeval.stats._common import as_generator, check_B, check_level
@@ -326,9 +451,13 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
     if systems is not None:
         _expect_mapping(systems, "systems", "dialogue ids to system names")
     for name, value in (("levels", levels), ("methods", methods)):
+        if value is DEFAULT_LEVELS:
+            continue
         if isinstance(value, str | bytes) or not isinstance(value, Sequence) or not value:
             raise DialevalError(f"{name} must be a non-empty list of names; received {describe(value)}")
-    levels, methods = tuple(dict.fromkeys(levels)), tuple(dict.fromkeys(methods))
+    default_levels = levels is DEFAULT_LEVELS
+    levels = LEVELS if default_levels else tuple(dict.fromkeys(levels))  # type: ignore[arg-type]
+    methods = tuple(dict.fromkeys(methods))
     for lv in levels:
         if not isinstance(lv, str) or lv not in LEVELS:
             raise DialevalError(f"level {describe(lv)} is not allowed; allowed are " + ", ".join(LEVELS))
@@ -341,6 +470,13 @@ def correlate_with_humans(auto: dict[str, float], human: dict[str, dict[str, flo
         as_generator(seed)  # checks it
     if not auto:
         raise DialevalError("no automatic score to correlate")
+    short = system_level_shortfall(auto, human, systems) if systems and "system" in levels else None
+    if short and default_levels:
+        warnings.warn(f"system level left out: {short}; the dialogue level is reported", DialevalWarning,
+                      stacklevel=2)
+        levels = tuple(lv for lv in levels if lv != "system")
+    elif short:
+        raise DialevalError(f"system level: {short}; the dialogue level can be correlated (levels=('dialogue',))")
     rows: list[CorrelationRow] = []
     jobs = [(lv, dim, hv) for lv in levels if lv != "system" or systems for dim, hv in human.items()]
     for lv, dim, hv in track(jobs, f"bootstrap (B = {B})", progress=progress):

@@ -18,12 +18,14 @@ from dialeval.io.formats import corpus_title
 from dialeval.metaeval import (
     AGGREGATES,
     CORRELATION_PLOT_FORMATS,
+    DEFAULT_LEVELS,
     DEFAULT_METHODS,
     LEVELS,
     correlate_with_humans,
     dimension_means,
     plot_correlations,
     read_scores,
+    system_level_shortfall,
     turn_scale_scores,
 )
 from dialeval.report.tables import p_text
@@ -92,7 +94,8 @@ def register(app: typer.Typer) -> None:
                                              "character, or 'tab'); default: sniffed from the header."),
         dimension: list[str] | None = typer.Option(None, "--dimension", help="Only these dimensions (repeatable)."),
         level: list[Level] | None = typer.Option(None, "--level", help="dialogue and/or system (default: both "  # type: ignore[valid-type]
-                                                 "when dialogues name their system)."),
+                                                 "when dialogues name their system, system left out with a "
+                                                 "warning when fewer than 3 systems are scored)."),
         method: list[Method] | None = typer.Option(None, "--method", help="Repeatable; default pearson and "  # type: ignore[valid-type]
                                                    "spearman."),
         B: int = typer.Option(2000, "-B", "--iterations", help="Bootstrap resamples for the "
@@ -124,9 +127,10 @@ def register(app: typer.Typer) -> None:
         if len(given) > 1:
             raise typer.BadParameter("give one of --scores, --turn-scale, --against")
         agg = v(aggregate)
-        not_in_corpus = 0
+        not_in_corpus = without_turns = 0
         if scores is not None:
-            loaded = read_scores(scores, aggregate=agg, delimiter=delimiter)
+            loaded = read_scores(scores, aggregate=agg, delimiter=delimiter, corpus=corpus)  # turns checked
+            without_turns = len(loaded.without_turns)
             not_in_corpus = _check_ids(loaded.scores, corpus, scores)
             loaded = loaded.restricted(corpus.ids())  # the unknown ids are left out (warned above)
             auto, label = loaded.scores, f"scores of {scores.name} ({loaded.what()})"
@@ -145,16 +149,21 @@ def register(app: typer.Typer) -> None:
                 else [s.name for s in corpus.scales_at("dialogue") if s.name != against])
         human = dimension_means(corpus, dims)
         systems = {d.id: str(d.meta["system"]) for d in corpus if "system" in d.meta}
-        levels = (tuple(dict.fromkeys(v(x) for x in level)) if level
-                  else (("dialogue", "system") if systems else ("dialogue",)))
+        # not given: the library's default levels (dialogue, and system where it can be correlated)
+        levels = tuple(dict.fromkeys(v(x) for x in level)) if level else DEFAULT_LEVELS
         methods = tuple(dict.fromkeys(v(x) for x in method)) if method else DEFAULT_METHODS
-        if "system" in levels and not systems:
-            raise DialevalError("--level system needs dialogues that name their system (DSTC9 does; this corpus "
-                                "does not)", file=str(path))
+        if levels is not DEFAULT_LEVELS and "system" in levels:
+            if not systems:
+                raise DialevalError("--level system needs dialogues that name their system (DSTC9 does; this "
+                                    "corpus does not)", file=str(path))
+            short = system_level_shortfall(auto, human, systems)
+            if short:
+                raise DialevalError(f"--level system: {short}; --level dialogue can be correlated")
         table = correlate_with_humans(auto, human, systems=systems or None, levels=levels, methods=methods, B=B,
                                       seed=seed, ci_level=ci_level, label=label)
         if scores is not None:
             table.settings["scores_not_in_corpus"] = not_in_corpus
+            table.settings["scores_without_turns"] = without_turns
         if plot is not None:
             plot_correlations(table, plot, title=corpus_title(corpus))
             err.print(f"wrote {plot}", markup=False)
@@ -162,6 +171,8 @@ def register(app: typer.Typer) -> None:
             print_json(table.to_dict())
             return
         s = table.settings
+        left_out = ", ".join(([f"{not_in_corpus} scored id(s) not in the corpus"] if not_in_corpus else [])
+                             + ([f"{without_turns} scored id(s) with no turn score"] if without_turns else []))
         t = Table(title=wrap(f"{label} vs human ratings of {corpus_title(corpus)}"), title_justify="left",
                   box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 0))  # 80 columns: one space between columns
         for col in ("level", "dimension", "method", "coef", "p", f"{int(ci_level * 100)}% CI", "n", "drop"):
@@ -175,13 +186,13 @@ def register(app: typer.Typer) -> None:
                                        if r.undefined_resamples))
         notes = ["level: dia(logue) or sys(tem); n: dialogues (dia) or systems (sys) correlated; drop: dialogues "
                  "with an automatic score but no rating of the dimension, left out"
-                 + (" (sys: or naming no system)" if "system" in levels else ""),
+                 + (" (sys: or naming no system)" if any(r.level == "system" for r in table.rows) else ""),
                  f"intervals: {s['ci_method']} within [-1, 1], B = {s['B']}, seed {s['seed']}"
                  + ("; resamples where the coefficient is undefined (a side constant), left out of the interval: "
                     + ", ".join(f"{u} of {s['B']} ({lv}, {dim})" for lv, dim, u in undefined) if undefined else ""),
                  "p-values two-sided (scipy)",
                  f"{s['dialogues_with_auto_score']} of the corpus's dialogues have an automatic score"
-                 + (f" ({not_in_corpus} scored id(s) not in the corpus left out)" if not_in_corpus else "")
+                 + (f" ({left_out} left out)" if left_out else "")
                  + (f", {s['systems']} systems" if s["systems"] else ""),
                  f"dialeval {s['dialeval_version']}"]
         out.print(wrap("; ".join(notes)), markup=False)

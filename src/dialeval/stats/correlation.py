@@ -31,6 +31,9 @@ from dialeval.stats._common import (
 )
 from dialeval.stats.bootstrap import bootstrap_column_means
 
+MIN_PAIRS = 3
+"""The fewest pairs (without a missing value) :func:`correlate` correlates."""
+
 METHODS = ("pearson", "spearman", "kendall")
 Method = Literal["pearson", "spearman", "kendall"]
 _CHUNK_CELLS = 2_000_000
@@ -179,9 +182,9 @@ def correlate(auto: object, human: object, method: Method = "pearson", *, level:
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
     n, dropped = int(keep.sum()), int((~keep).sum())
-    if n < 3:
+    if n < MIN_PAIRS:
         raise DialevalError(f"{n} usable pair(s) after dropping {dropped} with a missing value; a correlation "
-                            "needs at least 3")
+                            f"needs at least {MIN_PAIRS}")
     ci_method = "percentile bootstrap over pairs"
     x, y = unit_scaled(x)[0], unit_scaled(y)[0]   # no units: tiny values' squares must not underflow
     if np.ptp(x) == 0 or np.ptp(y) == 0:
