@@ -25,6 +25,10 @@ def test_corpus_stats_table_conture(shared_data, capsys):
     assert run(["corpus", "stats", str(shared_data("conture", "data.json"))]) == 0
     text = capsys.readouterr().out
     assert "overall impression" in text and "1066" in text and "alpha is undefined" in text
+    # written to a pipe (here captured), the table is up to 160 columns wide and its cells do not wrap (the scale's
+    # name and its label counts were folded over several lines at 80 columns)
+    [row] = [line for line in text.splitlines() if line.lstrip().startswith("overall impression")]
+    assert "0:" in row and "1:" in row and "2:" in row, text
 
 
 def test_convert_round_trip_and_mapping_stated(shared_data, tmp_path, capsys):

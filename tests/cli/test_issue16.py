@@ -218,7 +218,10 @@ def test_correlate_plot_title_names_the_corpus(tmp_path, monkeypatch, capsys):
 
 # --- item 11: 80 columns, tiny p-values -----------------------------------------------------------------------
 
-def test_tables_fit_80_columns_and_tiny_p(capsys):
+def test_tables_fit_80_columns_and_tiny_p(capsys, monkeypatch):
+    from dialeval.cli._common import tables
+
+    monkeypatch.setattr(tables, "width", 80)  # a terminal of 80 columns (a pipe gets 160: test_corpus_commands)
     assert p_text(0.0) == "< 1e-16" and p_text(1e-300) == "< 1e-16" and p_text(2e-16) == "2.0e-16"
     assert cli(["evaluate", str(DEMO_RUN), str(DEMO_GOLD), "--format", "table"]) == 0
     out = capsys.readouterr().out

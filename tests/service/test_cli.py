@@ -58,6 +58,8 @@ def test_admin_create_submit_close_export(db_url, files, tmp_path, capsys):
             assert cli(["leaderboard", "--server", server.url, "--task", "dq"]) == 0
             table = capsys.readouterr().out
             assert "public half: 10 of 20 dialogues; sorted by NMD A (lower is better" in table
+            # written to a pipe (here captured), the table is up to 160 columns wide: a row is one line
+            assert any("<team>" in line and "2026-03-01 12:00" in line for line in table.splitlines()), table
             assert cli(["leaderboard", "--server", server.url, "--task", "dq", "--format", "json", "--per", "run"]) == 0
             assert [r["team"] for r in json.loads(capsys.readouterr().out)["rows"]] == ["<team>", "<team>"]
             assert cli(["me", "--server", server.url, "--token", token]) == 0

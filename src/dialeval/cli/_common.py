@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import textwrap
 import warnings
 from collections.abc import Iterable, Iterator
@@ -18,6 +19,11 @@ from typer.core import TyperCommand
 # markup ("[red]" styled it; a team named "[/x]" stopped `dialeval leaderboard` with a MarkupError)
 out = Console(highlight=False, markup=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+tables = Console(highlight=False, markup=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+"""Console for tables on stdout: the terminal's width, or 160 columns when stdout is a file or a pipe (every
+command's tables print through it, so that a table written to a file does not wrap at 80 columns)."""
+NARROW = 120
+"""Below this width a table caps its long columns (80 columns fit, long cells fold); at or above it, none."""
 
 
 def warn(message: str) -> None:

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from dialeval.cli._common import choice_enum, warn
+from dialeval.cli._common import choice_enum, tables, warn  # noqa: F401 (tables: imported from here)
 from dialeval.corpus import Corpus
 from dialeval.io import read_corpus
 from dialeval.io.formats import names as format_names
 from dialeval.io.jsonarray import json_text
 from dialeval.io.wochat import NAME_POLICIES
-
-tables = Console(highlight=False, markup=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
-"""Console for wide tables: the terminal's width, or 160 columns when stdout is a file or a pipe."""
 
 InFormat = choice_enum("InFormat", format_names())
 NamePolicy = choice_enum("NamePolicy", NAME_POLICIES)

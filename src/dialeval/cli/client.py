@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from dialeval.cli._common import err, out
+from dialeval.cli._common import err, tables
 from dialeval.errors import DialevalError
 
 SERVER_ENV, TOKEN_ENV = "DIALEVAL_SERVER", "DIALEVAL_TOKEN"
@@ -95,7 +95,7 @@ def register(app: typer.Typer) -> None:
         table.add_column("mean", justify="right")
         for col, v in res["scores"].items():
             table.add_row(col, f"{v:.6f}")
-        out.print(table)
+        tables.print(table)
         err.print(f"remaining: {res['remaining_today']} today, {res['remaining_total']} in all", markup=False)
 
     @app.command("leaderboard")
@@ -113,7 +113,7 @@ def register(app: typer.Typer) -> None:
         half = (f"final scores on all {t['dialogues']} dialogues" if res["final"]
                 else f"public half: {t['public_dialogues']} of {t['dialogues']} dialogues")
         by = next(c for c in res["columns"] if c["name"] == res["by"])
-        out.print(_scores_table(f"{t['name']} ({t['subtask']}), {half}; sorted by {by['label']} ({by['direction']})",
+        tables.print(_scores_table(f"{t['name']} ({t['subtask']}), {half}; sorted by {by['label']} ({by['direction']})",
                                 res["columns"], res["rows"], ("id",) if per == "run" else ()))
 
     @app.command("register")
@@ -148,11 +148,11 @@ def register(app: typer.Typer) -> None:
         for name, q in res["quota"].items():
             table.add_row(name, str(q["remaining_today"]), str(q["remaining_total"]),
                           q.get("state") or ("closed" if q["closed"] else "open"))
-        out.print(table)
+        tables.print(table)
         runs = Table(title="submissions (newest first)", title_justify="left")
         for h in ("id", "task", "time (UTC)", "file", "half", "on board", "chosen"):
             runs.add_column(h)
         for s in res["submissions"]:
             runs.add_row(str(s["id"]), s["task"], s["created_at"][:19], s["filename"], s["scored_on"]["half"],
                          "yes" if s["on_leaderboard"] else "no", "yes" if s["chosen"] else "")
-        out.print(runs)
+        tables.print(runs)

@@ -9,7 +9,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, err, out, outputs_apart, wrap
+from dialeval.cli._common import NARROW, choice_enum, err, out, outputs_apart, tables, wrap
 from dialeval.cli._corpus_io import (
     FROM_HELP,
     MAP_EXAMPLE,
@@ -21,7 +21,6 @@ from dialeval.cli._corpus_io import (
     load,
     parse_pairs,
     print_json,
-    tables,
 )
 from dialeval.cli._corpus_io import value as v
 from dialeval.corpusstats import corpus_stats
@@ -46,7 +45,7 @@ def stats_tables(st: dict) -> list[Table]:
     head.add_row("annotated turns", str(st["annotated_turns"]))
     # 80 columns: short headers, long cells folded; what the short headers mean is in STATS_LEGEND
     sc = Table(title="label scales", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 0))
-    widths = {"scale": 15, "level": 15, "labels": 18}
+    widths = {"scale": 15, "level": 15, "labels": 18} if tables.width < NARROW else {}  # a file: no cap
     for col in ("scale", "k", "level", "items", "raters", "n/a", "labels", "alpha"):
         sc.add_column(col, justify="right" if col in ("items", "n/a", "alpha") else "left",
                       max_width=widths.get(col), overflow="fold")

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, err, out, outputs_apart, warn, warnings_as_lines
+from dialeval.cli._common import choice_enum, err, out, outputs_apart, tables, warn, warnings_as_lines
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load
 from dialeval.errors import DialevalError, describe
 from dialeval.io.atomic import check_output_file, check_output_folder, make_folder, output_format
@@ -168,8 +168,7 @@ def _title(result, source: str, wide: bool = False) -> str:
 
 def _console() -> Console:
     """The output console; when stdout is not a terminal, wide enough for a full table (files, pipes)."""
-    return out if out.is_terminal else Console(highlight=False, markup=False, soft_wrap=True,
-                                               width=max(out.width, 160))
+    return out if out.is_terminal else tables
 
 
 def _fits(console: Console, head: list[str], rows: list[list[str]]) -> bool:
