@@ -131,3 +131,21 @@ def test_user_errors_are_one_line(argv, needle, capsys):
     assert run(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and needle in err and err.count("\n") == 1
+
+
+def test_a_refused_senders_error_suggests_a_map_of_the_corpus_own_senders(tmp_path, capsys):
+    """A human-human chat (user1, user2) to STC-3 suggested '--senders user=customer,system=helpdesk', a map that
+    renames nothing in it (a probe of the collection and annotation chain); the suggestion is its own senders'."""
+    from dialeval.corpus import Corpus, Dialogue, Turn
+    from dialeval.io.wochat_writer import write_wochat
+
+    chat = Corpus([Dialogue("human00000", [Turn("user1", ["hi"]), Turn("user2", ["hello"]),
+                                           Turn("user1", ["bye"])])], {}, "wochat", "made up")
+    write_wochat(chat, tmp_path / "hh")
+    argv = ["corpus", "convert", str(tmp_path / "hh"), str(tmp_path / "s.json"), "--to", "stc3"]
+    assert run(argv) == 2
+    err = capsys.readouterr().err
+    assert "(--senders user1=customer,user2=helpdesk)" in err, err
+    assert run([*argv, "--senders", "user1=customer,user2=helpdesk"]) == 0
+    assert [t.sender for t in read_corpus(tmp_path / "s.json").dialogues[0].turns] == ["customer", "helpdesk",
+                                                                                        "customer"]

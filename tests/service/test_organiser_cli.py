@@ -242,3 +242,17 @@ def test_export_of_stc3_labels_to_wochat_suggests_only_options_the_command_has(s
     assert cli(["admin", "export-annotations", "s1", "--to", "wochat", "--out", str(tmp_path / "w"), "--drop-labels",
                 "--senders", "customer=user,helpdesk=system", *db]) == 0
     assert "dropped" in capsys.readouterr().err
+
+
+def test_a_project_on_a_rated_corpus_says_its_own_labels_are_not_carried(sqlite_url, shared_data, tmp_path,
+                                                                         capsys):
+    """A ConTurE project's export lost the corpus's 11 dialogue ratings without a word, so `correlate` refused it
+    (a probe of the collection and annotation chain): creating the project says which labels stay behind."""
+    src = json.loads(shared_data("conture", "data.json").read_text(encoding="utf-8"))[:3]
+    (tmp_path / "c.json").write_text(json.dumps(src), encoding="utf-8")
+    assert cli(["admin", "create-annotation", "pd", "--corpus", str(tmp_path / "c.json"), "--scheme", "conture",
+                "--overlap", "2", "--database-url", sqlite_url]) == 0
+    err = capsys.readouterr().err
+    turns = sum(1 for d in src for t in d["turns"] if t.get("overall impression") is not None)
+    assert f"the corpus's own labels ({turns} on 'overall impression', " in err, err
+    assert "'consistent'" in err and "its export holds those only" in err

@@ -5,6 +5,7 @@ carried through WOCHAT's kept tags, and the all-or-nothing write of a folder of 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 from collections import Counter
@@ -91,9 +92,29 @@ def map_senders(corpus: Corpus, sender_map: dict[str, str] | None, allowed: Call
     corpus = rename_senders(corpus, report.senders)
     bad = sorted({t.sender for d in corpus for t in d.turns if not allowed(t.sender)})
     if bad:
-        raise DialevalError(f"{speakers}; the corpus has {', '.join(bad)}: give a sender map (--senders {example})",
-                            file=corpus.source)
+        raise DialevalError(f"{speakers}; the corpus has {', '.join(bad)}: give a sender map (--senders "
+                            f"{suggested_map(corpus, example)})", file=corpus.source)
     return corpus, report
+
+
+def suggested_map(corpus: Corpus, example: str) -> str:
+    """A sender map for a refused corpus: the format's ``example`` map (``user=customer,system=helpdesk``) when it
+    names the corpus's own senders or cannot be fitted to them; else the corpus's senders, in the order they first
+    speak, mapped to the example's targets in order (``user1=customer,user2=helpdesk``).
+
+    Examples
+    --------
+    >>> from dialeval.corpus import Corpus, Dialogue, Turn
+    >>> c = Corpus([Dialogue("d", [Turn("user1", ["hi"]), Turn("user2", ["hello"])])], {}, "wochat")
+    >>> suggested_map(c, "user=customer,system=helpdesk")
+    'user1=customer,user2=helpdesk'
+    """
+    targets = [pair.split("=", 1)[1] for pair in example.split(",")]
+    sources = {pair.split("=", 1)[0] for pair in example.split(",")}
+    senders = list(dict.fromkeys(t.sender for d in corpus for t in d.turns))
+    if set(senders) <= sources or len(senders) != len(targets) or any(re.search(r"[\s,=]", s) for s in senders):
+        return example
+    return ",".join(f"{s}={t}" for s, t in zip(senders, targets, strict=True))
 
 
 DBDC_DIALOGUE_FIELDS = ("speaker-id", "group-id")

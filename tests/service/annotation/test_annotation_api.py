@@ -137,6 +137,29 @@ def test_the_join_form_needs_its_csrf_token(pj):
     assert r.status_code == 401
 
 
+def test_the_status_alpha_is_unrounded_and_its_table_rounds_it_once_as_corpus_stats(pj):
+    """The status rounded alpha to 4 places and its table to 3 again: -0.04249 showed as -0.043 where `corpus
+    stats` on the export showed -0.042 (a probe of the collection and annotation chain)."""
+    from dialeval.agreement import scale_agreement
+    from dialeval.service.annotation.export import project_corpus
+    from dialeval.service.annotation.status import status_table
+
+    codes = pj.project("p1", chats_corpus(2), overlap=2, n_codes=2)
+    given = {0: [("VALID", "INVALID"), ("ACCEPTABLE", "VALID")], 1: [("VALID", "ACCEPTABLE"), ("INVALID", "VALID")]}
+    for who, c in enumerate(codes):
+        for item in range(2):
+            v = _next(pj, c)
+            for t, value in zip((1, 3), given[who][item], strict=True):
+                _label(pj, c, v["assignment"], t, "validity", value)
+            pj.call("POST", f"/api/annotation/p1/assignments/{v['assignment']}/submit", c)
+    admin = teams.create_admin_token(pj.db, pj.clock())
+    st = pj.call("GET", "/api/admin/annotation/p1/status", admin).json()
+    alpha = scale_agreement(project_corpus(pj.db, "p1"), "validity").alpha
+    assert round(alpha, 4) != alpha and st["alpha"]["validity"]["alpha"] == alpha
+    [line] = [x for x in status_table(st) if x.lstrip().startswith("validity")]
+    assert line.split()[1] == f"{alpha:.3f}"
+
+
 def test_organiser_status_api_and_page(pj):
     codes = pj.project("p1", chats_corpus(2), overlap=2, n_codes=2)
     for c in codes:

@@ -92,7 +92,7 @@ def test_an_absence_past_the_time_limit_is_overdue_and_not_counted_as_work(pj):
     assert ("seconds per item: median 937.5, mean 937.5 (a pause counts 1800 s at most; 1 item(s) had a longer "
             "one)") in lines
     assert lines[-3].split() == ["annotator", "finished", "active", "overdue", "s/item", "agree", "label"]
-    assert lines[-2].split()[:6] == ["A001", "1", "0", "0", "1845", "-"]  # k = 1: nobody to agree with
+    assert lines[-2].split()[:6] == ["A001", "1", "0", "0", "1845.0", "-"]  # k = 1: nobody to agree with
     with pytest.raises(TypeError, match="now must be an aware datetime"):
         annotation_status(pj.db, "p1", None)
     with pytest.raises(TypeError, match="now must be an aware datetime"):

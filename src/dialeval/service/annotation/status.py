@@ -192,7 +192,9 @@ def annotation_status(db: Database, name: str, now: datetime) -> dict:
     alphas = {}
     for scale in corpus.scales:
         ag = scale_agreement(corpus, scale)
-        alphas[scale] = {"alpha": None if math.isnan(ag.alpha) else round(ag.alpha, 4), "kind": ag.kind,
+        # unrounded: a page or table rounds it once, as `corpus stats` does (rounded here to 4 places and there to
+        # 3, -0.04249 showed as -0.043 beside corpus stats' -0.042)
+        alphas[scale] = {"alpha": None if math.isnan(ag.alpha) else float(ag.alpha), "kind": ag.kind,
                          "units": ag.units, "labels": ag.pairable, "note": ag.note}
     rest = agreement_with_rest(corpus)
     n_items = sum(finished.values())
@@ -285,7 +287,7 @@ def status_table(st: dict) -> list[str]:
     lines.append(f"{'annotator':<10} {'finished':>8} {'active':>6} {'overdue':>7} {'s/item':>7} {'agree':>6}  label")
     for a in st["annotators"]:
         agree = "-" if a["agreement_with_rest"] is None else f"{a['agreement_with_rest']:.2f}"
-        sec = "-" if a["median_seconds_per_item"] is None else f"{a['median_seconds_per_item']:.0f}"
+        sec = "-" if a["median_seconds_per_item"] is None else f"{a['median_seconds_per_item']:.1f}"  # as the JSON
         lines.append(f"{a['annotator']:<10} {a['finished']:>8} {a['active']:>6} {a['overdue']:>7} {sec:>7} "
                      f"{agree:>6}  {a['label']}{' (excluded)' if a['excluded'] else ''}")
     return lines
