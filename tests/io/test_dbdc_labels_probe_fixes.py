@@ -137,10 +137,12 @@ def test_an_id_with_spaces_around_a_character_is_kept_by_both_readers(tmp_path):
     assert [r["id"] for r in load_run_records(str(tmp_path / "run"))[0]] == [" d 1 "]
 
 
-def test_the_cli_error_for_a_blank_id_says_how_long_it_was(tmp_path, capsys):
+def test_the_cli_error_for_a_blank_id_shows_it_as_it_is_and_says_how_long_it_was(tmp_path, capsys):
+    """The CLI's one-line error folded the id's two spaces into one (it folded every run of spaces, not only line
+    breaks)."""
     _write(tmp_path / "logs", "x.log.json", _log("  "))
     assert run(["corpus", "stats", str(tmp_path / "logs")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ")
-    assert "x.log.json: dialogue-id: 'dialogue-id' must be a non-empty string, received ' ' (2 characters, " \
+    assert "x.log.json: dialogue-id: 'dialogue-id' must be a non-empty string, received '  ' (2 characters, " \
            "all whitespace; an id needs a character other than whitespace)" in err

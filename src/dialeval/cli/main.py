@@ -70,8 +70,14 @@ _EXITS: tuple[type[BaseException], ...] = (typer.Exit, click.exceptions.Exit)
 
 
 def _fail(message: str) -> int:
-    print(f"error: {' '.join(str(message).split())}", file=sys.stderr)
+    """Print ``error: MESSAGE`` on one line: each line break, with the spaces around it, becomes one space; other
+    runs of spaces stay (a value quoted in the message, such as an id of two spaces, is shown as it is)."""
+    print(f"error: {_LINE_BREAK.sub(' ', str(message).strip())}", file=sys.stderr)
     return 2
+
+
+_LINE_BREAK = re.compile(r"[ \t]*(?:\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029])\s*")
+"""A line break (any that ``str.splitlines`` knows) and the blanks around it."""
 
 
 _INVALID = re.compile(r"Invalid value for '(?P<name>[^']+)'(?: / '[^']+')*: (?:Value error, )?(?P<rest>.*)", re.S)
