@@ -113,8 +113,8 @@ def register(app: typer.Typer) -> None:
         half = (f"final scores on all {t['dialogues']} dialogues" if res["final"]
                 else f"public half: {t['public_dialogues']} of {t['dialogues']} dialogues")
         by = next(c for c in res["columns"] if c["name"] == res["by"])
-        tables.print(_scores_table(f"{t['name']} ({t['subtask']}), {half}; sorted by {by['label']} ({by['direction']})",
-                                res["columns"], res["rows"], ("id",) if per == "run" else ()))
+        title = f"{t['name']} ({t['subtask']}), {half}; sorted by {by['label']} ({by['direction']})"
+        tables.print(_scores_table(title, res["columns"], res["rows"], ("id",) if per == "run" else ()))
 
     @app.command("register")
     def register_cmd(name: str = typer.Argument(..., help="Team name."), server: str = ServerOption,
