@@ -256,3 +256,13 @@ def test_a_project_on_a_rated_corpus_says_its_own_labels_are_not_carried(sqlite_
     turns = sum(1 for d in src for t in d["turns"] if t.get("overall impression") is not None)
     assert f"the corpus's own labels ({turns} on 'overall impression', " in err, err
     assert "'consistent'" in err and "its export holds those only" in err
+    pj = Projects(sqlite_url)
+    try:  # the export says it too, as its report's last line
+        annotate_all(pj, invitations.create_invitations(pj.db, "annotation", "pd", 2, pj.clock()), "pd",
+                     random.Random(1))
+    finally:
+        pj.close()
+    assert cli(["admin", "export-annotations", "pd", "--to", "wochat", "--out", str(tmp_path / "x"),
+                "--database-url", sqlite_url]) == 0
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith(f"the corpus's own labels ({turns} on 'overall impression', ") and str(tmp_path) in last

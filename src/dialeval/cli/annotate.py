@@ -68,11 +68,8 @@ def create_annotation_cmd(
         source = str(corpus)
     p = _service_call(projects.create_project, db, name, data, scheme.value, overlap, utcnow(), guidelines=text,
                       hide_speakers=hide_speakers, timeout=timeout, seed=seed, source=source)
-    own = _labels_by_scale(data)
-    if own:
-        warn(f"the corpus's own labels ({', '.join(f'{n} on {s!r}' for s, n in own.items())}) are not part of the "
-             f"project: it collects new labels of scheme {p.scheme}, and its export holds those only (keep "
-             f"{source} for the others)")
+    if note := projects.not_carried_note(p, source):
+        warn(note)
     left_out = p.meta.get("left_out", [])
     if left_out:
         warn(f"{len(left_out)} dialogue(s) have nothing to label with scheme {p.scheme} and were left out (e.g. "
@@ -81,17 +78,6 @@ def create_annotation_cmd(
               f"k = {p.overlap}; "
               f"annotators join at /annotate/{p.name} with a code from: dialeval admin invite {p.name} --count N",
               markup=False)
-
-
-def _labels_by_scale(corpus) -> dict[str, int]:
-    """The labels a corpus holds, per scale (dialogue-level and turn-level), where any."""
-    counts = {name: 0 for name in corpus.scales}
-    for d in corpus:
-        for items in [d.labels, *(t.labels for t in d.turns)]:
-            for name, labels in items.items():
-                if name in counts:
-                    counts[name] += sum(v is not None for v in labels)
-    return {name: n for name, n in counts.items() if n}
 
 
 @command("annotation-status")

@@ -24,7 +24,7 @@ from dialeval.io.wochat import BINARY_LEVELS, OPTIONAL_TAGS
 from dialeval.io.wochat_writer import known_maps
 from dialeval.io.writers import WriteReport
 from dialeval.service.annotation import assignment as policy
-from dialeval.service.annotation.projects import get_project, scheme_of
+from dialeval.service.annotation.projects import get_project, not_carried_note, scheme_of
 from dialeval.service.annotation.schemes import DIALOGUE, Scheme
 from dialeval.service.annotation.tables import AnnotationItem, Annotator, Assignment, Label
 from dialeval.service.db import Database
@@ -108,7 +108,11 @@ def export_annotations(db: Database, name: str, to: str, out: str | os.PathLike,
         from dialeval.io.wochat import ID_PATTERN
         if all(ID_PATTERN.match(i) for i in ids):
             options["ids"] = "strict"
-    return convert(corpus, out, to, **options)
+    report = convert(corpus, out, to, **options)
+    project = get_project(db, name)
+    if note := not_carried_note(project, project.source or "the source corpus"):
+        report.notes.append(note)
+    return report
 
 
 def _refuse_unmapped_wochat(corpus: Corpus, scheme: Scheme, name: str) -> None:

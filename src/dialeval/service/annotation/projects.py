@@ -87,6 +87,12 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
         others, their ids in the project's ``meta["left_out"]``.
     Conflict
         The name is taken (by a project or by a chat collection).
+
+    Notes
+    -----
+    The corpus's own labels are not carried into the project: it collects new labels of its scheme, and its export
+    holds those only. Their number per scale is in the project's ``meta["not_carried"]`` (said on creation and on
+    export).
     """
     check_slug(name, "project", Invalid)
     try:
@@ -127,12 +133,35 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
         p = AnnotationProject(name=name, scheme=sch.name, overlap=overlap, hide_speakers=bool(hide_speakers),
                               guidelines=guidelines, timeout_s=timeout_s, seed=seed, source=source[:500],
                               meta={"format": corpus.format, "dialogues": len(corpus.dialogues),
-                                    **({"left_out": empty} if empty else {})}, created_at=now)
+                                    **({"left_out": empty} if empty else {}),
+                                    **({"not_carried": own} if (own := labels_by_scale(corpus)) else {})},
+                              created_at=now)
         s.add(p)
         s.flush()
         s.add_all(AnnotationItem(project_id=p.id, position=i, dialogue_id=d.id, dialogue=_item_data(d, sch),
                                  live=0, finished=0, tie=ties[i]) for i, d in enumerate(corpus.dialogues))
     return p
+
+
+def labels_by_scale(corpus: Corpus) -> dict[str, int]:
+    """The labels ``corpus`` holds, per scale (dialogue-level and turn-level), where it holds any."""
+    counts = dict.fromkeys(corpus.scales, 0)
+    for d in corpus:
+        for items in [d.labels, *(t.labels for t in d.turns)]:
+            for name, labels in items.items():
+                if name in counts:
+                    counts[name] += sum(v is not None for v in labels)
+    return {name: n for name, n in counts.items() if n}
+
+
+def not_carried_note(p: AnnotationProject, source: str = "the source corpus") -> str | None:
+    """What the project does not carry of its corpus's own labels (``meta["not_carried"]``), in words; None."""
+    own = (p.meta or {}).get("not_carried") or {}
+    if not own:
+        return None
+    return (f"the corpus's own labels ({', '.join(f'{n} on {s!r}' for s, n in own.items())}) are not part of "
+            f"project {p.name!r}: it collects new labels of scheme {p.scheme}, and its export holds those only "
+            f"(keep {source} for the others)")
 
 
 def get_project(db: Database, name: str) -> AnnotationProject:
