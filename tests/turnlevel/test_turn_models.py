@@ -431,3 +431,21 @@ def _any_sender(scale):
     from dataclasses import replace
 
     return replace(scale, sender=None) if scale.level == "turn" else scale
+
+
+def test_to_dbdc_on_a_corpus_of_other_turn_scales_is_refused_before_predicting(wochat_sample, tmp_path, capsys,
+                                                                               monkeypatch):
+    """`predict X.xml --to dbdc` ran the whole prediction, then refused: the run holds WOCHAT's validity scale, not
+    DBDC's breakdown (a probe). The corpus's own turn scales tell it before the work."""
+    import dialeval.models
+
+    def never(*a, **k):
+        raise AssertionError("predicted before refusing")
+
+    monkeypatch.setattr(dialeval.models, "predict", never)
+    assert run(["predict", str(wochat_sample), "--to", "dbdc", "--out", str(tmp_path / "lab")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "--to dbdc writes DBDC3's O/T/X breakdown scale only, and the run would hold this corpus's turn-level " \
+           "scale(s) 'validity'" in err
+    assert not (tmp_path / "lab").exists()

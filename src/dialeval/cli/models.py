@@ -254,6 +254,14 @@ def _predict_one(source: Path, out_path: Path, model: str | None, subtask: str, 
         given = " and ".join(o for o, on in (("--to dbdc", to == PredictTo.dbdc), ("--scores", scores_out)) if on)
         raise DialevalError(f"{given}: for turn-level scales (DBDC, WOCHAT, ConTurE); these are STC-3 dialogues, "
                             "predicted as a run (leave it out)")
+    if to == PredictTo.dbdc:  # before the work: the run holds the corpus's own turn scales, when it has any
+        from dialeval.io.dbdc import BREAKDOWN
+
+        own = [s.name for s in corpus.scales_at("turn")]
+        if own and BREAKDOWN not in own:
+            raise DialevalError(f"--to dbdc writes DBDC3's O/T/X {BREAKDOWN} scale only, and the run would hold this "
+                                f"corpus's turn-level scale(s) {', '.join(map(repr, own))}: leave --to dbdc out to "
+                                "write the run in dialeval's layout", file=str(source))
     with warnings_as_lines(TrainingDataWarning):
         records = predict(corpus, model=model, subtask=subtask)
     scores = _turn_scores(records, source) if scores_out is not None else None  # refused before anything is written
