@@ -40,8 +40,7 @@ def test_progress_bar_keeps_its_count_on_an_80_column_terminal(monkeypatch):
 def test_what_users_wrote_is_printed_as_written_not_as_rich_markup(capsys):
     """A team, run or scale name such as "[/x]" or "[red]" is text: the CLI's consoles read no rich markup (a
     team named "[/x] evil" stopped `dialeval leaderboard` with a MarkupError traceback)."""
-    from dialeval.cli._common import out
-    from dialeval.cli._corpus_io import tables
+    from dialeval.cli._common import out, tables
     from dialeval.cli.client import _scores_table
 
     rows = [{"rank": 1, "team": "[/x] evil", "scores": {"c": 0.5}, "submissions": 1, "last": "2026-11-27T10:00"},

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import choice_enum, tables, warn  # noqa: F401 (tables: imported from here)
+from dialeval.cli._common import choice_enum, warn
 from dialeval.corpus import Corpus
 from dialeval.io import read_corpus
 from dialeval.io.formats import names as format_names

@@ -9,8 +9,8 @@ import typer
 from rich import box
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, err, named_as_options, out, outputs_apart, warn, wrap
-from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json, tables
+from dialeval.cli._common import choice_enum, err, named_as_options, out, outputs_apart, tables, warn, wrap
+from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json
 from dialeval.cli._corpus_io import value as v
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import output_format

@@ -17,11 +17,12 @@ from dialeval.cli._common import (
     named_as_options,
     out,
     outputs_apart,
+    tables,
     warn,
     warn_coverage,
     wrap,
 )
-from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json, tables
+from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json
 from dialeval.cli._corpus_io import value as _value
 from dialeval.errors import DialevalError
 from dialeval.io.detect import check_not_swapped, rereadable

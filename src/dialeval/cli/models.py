@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from dialeval.cli._common import choice_enum, err, out, outputs_apart, tables, warn, warnings_as_lines
+from dialeval.cli._common import choice_enum, err, outputs_apart, tables, warn, warnings_as_lines
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load
 from dialeval.errors import DialevalError, describe
 from dialeval.io.atomic import check_output_file, check_output_folder, make_folder, output_format
@@ -164,11 +164,6 @@ def _title(result, source: str, wide: bool = False) -> str:
     return (f"{result.kind}: {result.k}-fold CV on {source} ({result.n_dialogues} dialogues, {what}, "
             f"seed {result.seed}{', ' + params if params else ''}); {directions_text(result.columns)}; "
             f"n and seconds of the mean {'column' if wide else 'row'} are totals")
-
-
-def _console() -> Console:
-    """The output console; when stdout is not a terminal, wide enough for a full table (files, pipes)."""
-    return out if out.is_terminal else tables
 
 
 def _fits(console: Console, head: list[str], rows: list[list[str]]) -> bool:
@@ -494,7 +489,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(doc)
             _say_runs(runs_out, data, corpora)
             return
-        console = _console()
+        console = tables  # the terminal's width, or 160 columns into a file or a pipe
 
         def show(title: str, head: list[str], rows: list[list[str]], rule_after: int | None = None) -> None:
             if format == CVFormat.md:

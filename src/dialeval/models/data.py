@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dialeval.corpus import Corpus
+from dialeval.distributions import labelled_items
 from dialeval.errors import DialevalError, describe
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS, SENDERS
 from dialeval.io.values import first_row_off_one
@@ -111,9 +112,11 @@ class TurnTable:
         start = np.concatenate([[0], np.cumsum(n_turns)]).astype(np.int64)
         pos = np.arange(len(texts)) - start[dlg]
         senders = tuple(t.sender for d in corpus.dialogues for t in d.turns)
-        labelled = {name: np.fromiter((any(v is not None for v in t.labels.get(name, ())) for d in corpus.dialogues
-                                       for t in d.turns), dtype=bool, count=len(texts))
-                    for name, s in corpus.scales.items() if s.level == "turn"}
+        labelled = {}
+        for s in corpus.scales_at("turn"):  # the walk behind gold: turns of the senders the scale applies to
+            labelled[s.name] = np.zeros(len(texts), dtype=bool)
+            for i, t, item in labelled_items(corpus, s):
+                labelled[s.name][start[i] + t] = any(v is not None for v in item.labels[s.name])
         return cls(corpus.ids(), texts, is_c, dlg, pos, n_turns, start, corpus.source, senders, labelled)
 
     @property

@@ -96,7 +96,8 @@ def export_annotations(db: Database, name: str, to: str, out: str | os.PathLike,
     corpus = project_corpus(db, name)
     if not corpus.is_annotated():
         raise Conflict(f"project {name!r} has no finished annotation yet; nothing to export")
-    scheme = scheme_of(get_project(db, name))
+    project = get_project(db, name)
+    scheme = scheme_of(project)
     options: dict = {"sender_map": sender_map, "drop_labels": drop_labels}
     if to == "wochat":
         turn_choice = [c for c in scheme.controls if c.scale.level == "turn" and not c.flag]
@@ -109,7 +110,6 @@ def export_annotations(db: Database, name: str, to: str, out: str | os.PathLike,
         if all(ID_PATTERN.match(i) for i in ids):
             options["ids"] = "strict"
     report = convert(corpus, out, to, **options)
-    project = get_project(db, name)
     if note := not_carried_note(project, project.source or "the source corpus"):
         report.notes.append(note)
     return report

@@ -29,6 +29,7 @@ from datetime import datetime
 from sqlalchemy import func, select, update
 
 from dialeval.corpus import Corpus
+from dialeval.distributions import labelled_items
 from dialeval.errors import describe
 from dialeval.io.wochat import NAME_TAG_IN_TEXT
 from dialeval.service import invitations
@@ -144,13 +145,10 @@ def create_project(db: Database, name: str, corpus: Corpus, scheme: str, overlap
 
 
 def labels_by_scale(corpus: Corpus) -> dict[str, int]:
-    """The labels ``corpus`` holds, per scale (dialogue-level and turn-level), where it holds any."""
-    counts = dict.fromkeys(corpus.scales, 0)
-    for d in corpus:
-        for items in [d.labels, *(t.labels for t in d.turns)]:
-            for name, labels in items.items():
-                if name in counts:
-                    counts[name] += sum(v is not None for v in labels)
+    """The labels ``corpus`` holds, per scale (dialogue-level and turn-level), where it holds any: those on the
+    items the scale applies to (:func:`~dialeval.distributions.labelled_items`, the walk behind gold)."""
+    counts = {s.name: sum(v is not None for _, _, item in labelled_items(corpus, s) for v in item.labels[s.name])
+              for s in corpus.scales.values()}
     return {name: n for name, n in counts.items() if n}
 
 
