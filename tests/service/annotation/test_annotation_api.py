@@ -424,3 +424,54 @@ def test_a_chat_the_engine_never_answered_is_left_out_not_labelled_on_the_users_
     assert SCHEMES["wochat"].labelled_turns(["user1", "user2", "user1"]) == [0, 1, 2]   # people: every turn
     with pytest.raises(Exception, match="the 1 dialogue\\(s\\) have nothing to label"):
         pj.project("p2", Corpus([lone], corpus.scales, corpus.format, corpus.source), scheme=scheme)
+
+
+def test_joining_is_post_redirect_get_with_the_code_in_a_cookie_of_the_projects_path(pj):
+    """The join form's answer is a redirect (303) to the annotate page's own address, so a reload, Back or
+    Forward opens it with a GET and never asks to send the form again. The code goes there in a session cookie:
+    HttpOnly, SameSite=Strict, under the project's path only, never in a URL. Leave forgets it; a code refused
+    since (the annotator excluded) is forgotten too."""
+    [code] = pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
+    [other] = pj.project("p2", chats_corpus(1), overlap=1, n_codes=1)
+    page = pj.client.get("/annotate/p1")
+    token = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    r = pj.client.post("/annotate/p1/join", data={"code": code, "csrf": token}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/annotate/p1/join"
+    [cookie] = [c for c in r.headers.get_list("set-cookie") if c.startswith("dialeval_code=")]
+    attrs = {a.strip().split("=")[0].lower() for a in cookie.split(";")}
+    assert {"httponly", "samesite", "path"} <= attrs and "max-age" not in attrs and "expires" not in attrs
+    assert "Path=/annotate/p1;" in cookie + ";" and "SameSite=strict" in cookie and "Secure" not in cookie
+    assert code not in r.headers["location"]
+    for _ in range(2):  # the page, and its reload
+        r = pj.client.get("/annotate/p1/join", follow_redirects=False)
+        assert r.status_code == 200 and f'data-code="{code}"' in r.text and "you are A001" in r.text
+        assert r.headers["cache-control"] == "no-store"
+    # another project's page never gets this project's code
+    r = pj.client.get("/annotate/p2/join", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/annotate/p2"
+    assert other not in r.text
+    # Leave: the CSRF token is needed; then the code is forgotten and the address leads to the join form
+    assert pj.client.post("/annotate/p1/leave", data={"csrf": "forged"}).status_code == 403
+    r = pj.client.post("/annotate/p1/leave", data={"csrf": token}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/annotate/p1"
+    assert any(c.startswith('dialeval_code=""') or "Max-Age=0" in c for c in r.headers.get_list("set-cookie"))
+    r = pj.client.get("/annotate/p1/join", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/annotate/p1"
+    # excluded after joining: the page says so and the code is forgotten
+    from dialeval.service.annotation import projects
+    pj.client.post("/annotate/p1/join", data={"code": code, "csrf": token})
+    projects.exclude_annotator(pj.db, "p1", "A001", pj.clock())
+    r = pj.client.get("/annotate/p1/join", follow_redirects=False)
+    assert r.status_code == 403 and 'id="join-form"' in r.text and "closed this code" in r.text
+    assert pj.client.get("/annotate/p1/join", follow_redirects=False).status_code == 303
+
+
+def test_the_code_cookie_is_secure_when_the_service_is_reached_over_https(pj):
+    from fastapi.testclient import TestClient
+
+    [code] = pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
+    with TestClient(pj.app, base_url="https://testserver") as c:
+        token = re.search(r'name="csrf" value="([^"]+)"', c.get("/annotate/p1").text).group(1)
+        r = c.post("/annotate/p1/join", data={"code": code, "csrf": token}, follow_redirects=False)
+        [cookie] = [x for x in r.headers.get_list("set-cookie") if x.startswith("dialeval_code=")]
+        assert "Secure" in cookie

@@ -165,6 +165,15 @@ def test_mouse_then_enter_submits_and_tab_then_space_chooses(sqlite_url, browser
             expect(p.locator("#progress-text")).to_contain_text("this item: 2 of 2 labels")
             p.keyboard.press("Enter")
             expect(p.locator("#progress-text")).to_contain_text("you finished 1 item")
+            # 3. a reload opens the annotate page again (Post/Redirect/Get: no form sent again, no dialog)
+            p.reload()
+            assert p.url == f"{server.url}/annotate/m1/join"
+            expect(p.locator("#progress-text")).to_contain_text("you finished 1 item")
+            # 4. Leave: this browser forgets the code; the page's address is the join form again
+            p.click("form.leave button")
+            expect(p.locator("#join-form")).to_be_visible()
+            p.goto(f"{server.url}/annotate/m1/join")
+            expect(p.locator("#join-form")).to_be_visible()
             assert problems == []
     finally:
         pj.close()

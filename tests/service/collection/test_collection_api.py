@@ -405,3 +405,38 @@ def test_a_nickname_that_is_the_engine_s_name_is_refused(ch):
     r = ch.start(code, engine.upper())
     assert r.status_code == 422 and "the name of the chat system" in r.text, r.text
     assert ch.start(code, "Ann").status_code == 201
+
+
+def test_joining_is_post_redirect_get_with_code_and_name_in_cookies_of_the_collections_path(ch):
+    """The join form's answer is a redirect (303) to the chat page's own address: a reload opens it with a GET
+    (the open chat goes on) and never sends the form again. The code and the name, whatever its script, go there
+    in session cookies, HttpOnly, SameSite=Strict, under the collection's path only; Leave forgets them, and a
+    code revoked since is forgotten."""
+    from dialeval.service import invitations
+
+    [code] = ch.collection("c1", n_codes=1)
+    ch.collection("c2", n_codes=1)
+    token = ch.client.get("/collections/c1").text.split('name="csrf" value="')[1].split('"')[0]
+    name = "Zoë 李 O'Neil"
+    r = ch.client.post("/collections/c1/join", data={"code": code, "nickname": name, "csrf": token},
+                       follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/collections/c1/join"
+    cookies = r.headers.get_list("set-cookie")
+    assert len([c for c in cookies if c.startswith(("dialeval_code=", "dialeval_name="))]) == 2
+    for c in cookies:
+        if c.startswith(("dialeval_code=", "dialeval_name=")):
+            assert "HttpOnly" in c and "SameSite=strict" in c and "Path=/collections/c1" in c, c
+            assert "Max-Age" not in c and "expires" not in c.lower(), c
+    for _ in range(2):  # the page, and its reload
+        r = ch.client.get("/collections/c1/join", follow_redirects=False)
+        assert r.status_code == 200 and f'data-code="{code}"' in r.text
+        assert 'data-nickname="Zoë 李 O&#39;Neil"' in r.text, r.text
+    assert ch.client.get("/collections/c2/join", follow_redirects=False).status_code == 303  # not c2's
+    r = ch.client.post("/collections/c1/leave", data={"csrf": token}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/collections/c1"
+    assert ch.client.get("/collections/c1/join", follow_redirects=False).status_code == 303
+    ch.client.post("/collections/c1/join", data={"code": code, "nickname": "Ann", "csrf": token})
+    invitations.revoke_code(ch.db, code, ch.clock())
+    r = ch.client.get("/collections/c1/join", follow_redirects=False)
+    assert r.status_code == 401 and 'id="join-form"' in r.text
+    assert ch.client.get("/collections/c1/join", follow_redirects=False).status_code == 303

@@ -326,6 +326,10 @@ def test_after_a_reload_the_participants_own_turns_are_still_theirs(sqlite_url, 
             p2.fill("#utterance", "and I this")
             p2.press("#utterance", "Enter")
             expect(p1.locator("#turns li")).to_have_count(2)
+            p1.reload()                                         # a reload: the chat page again, no form resent
+            assert p1.url == f"{server.url}/collections/c1/join"
+            expect(p1.locator("#turns li.mine")).to_have_count(1)
+            assert p1.inner_text("#turns li.mine .who") == "Ann (you)"
             _join(p1, server.url, a, "Ann")                     # Ann comes back
             expect(p1.locator("#turns li")).to_have_count(2)
             expect(p1.locator("#turns li.mine")).to_have_count(1)

@@ -17,9 +17,11 @@ POST      ``/api/admin/annotation/{name}/exclude``            organiser token: e
 
 Annotators see only their own labels: every assignment is looked up with the annotator's id, and another
 annotator's (or another project's) is a 404. Pages: ``/annotate/{name}`` (join form with CSRF protection),
-the annotate page it leads to (``static/annotate.js``; no inline script or style, for the strict CSP) and
-``/annotate/{name}/status`` (organiser token in a CSRF-protected form; its exclude form posts to
-``/annotate/{name}/exclude`` with the token again).
+whose POST leads, by a redirect, to the annotate page at ``/annotate/{name}/join`` (``static/annotate.js``; no
+inline script or style, for the strict CSP; the code kept for that page in a cookie under the project's path,
+:func:`dialeval.service.pages.remember_code`, so a reload or Back opens it again; its Leave button posts to
+``/annotate/{name}/leave``) and ``/annotate/{name}/status`` (organiser token in a CSRF-protected form; its
+exclude form posts to ``/annotate/{name}/exclude`` with the token again).
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from dialeval.service.boundary import RequestBody
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import ServiceError
-from dialeval.service.pages import form_page
+from dialeval.service.pages import forget_code, form_page, remember_code, remembered_code
+from dialeval.service.pages import leave as leave_page
 from dialeval.service.urls import templates, under_root
 
 bearer = HTTPBearer(auto_error=False, description="An annotator's invitation code for this project "
@@ -141,30 +144,54 @@ def annotation_router(db: Database, settings: Settings) -> APIRouter:
             return page(request, "error.html", e.status, error=e.message)
         return page(request, "annotation/join.html", project=projects.project_info(p))
 
+    def scope(request: Request, name: str) -> str:
+        return under_root(request, f"/annotate/{quote(name, safe='')}")
+
     @router.post("/annotate/{name}/join", response_class=HTMLResponse, include_in_schema=False,
                  name="annotation_join")
     def join(request: Request, name: str, code: str = Form(""),
              csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
+        """The join form: the code checked (the annotator registered at its first use), kept for the annotate
+        page, and a redirect there (303: a reload or Back never sends the form again)."""
+        try:
+            p = projects.get_project(db, name)
+        except ServiceError as e:
+            return page(request, "error.html", e.status, error=e.message)
+        try:
+            csrf.verify(request, csrf_token)
+            projects.annotator(db, name, code.strip(), clock())
+        except ServiceError as e:
+            return page(request, "annotation/join.html", e.status, project=projects.project_info(p),
+                        error=e.message)
+        to = RedirectResponse(scope(request, p.name) + "/join", status_code=303)
+        return remember_code(pages, request, to, scope(request, p.name), code.strip())
+
+    @router.get("/annotate/{name}/join", response_class=HTMLResponse, include_in_schema=False)
+    def annotate_page(request: Request, name: str) -> HTMLResponse:
+        """The annotate page of the code kept by the join form; with none kept (a bookmark, another browser, the
+        browser closed since), the project's join page, where the code is entered (never in a URL)."""
+        code, _ = remembered_code(request)
+        if not code:
+            return RedirectResponse(scope(request, name), status_code=303)
         try:
             p = projects.get_project(db, name)
         except ServiceError as e:
             return page(request, "error.html", e.status, error=e.message)
         info_ = projects.project_info(p)
         try:
-            csrf.verify(request, csrf_token)
-            w = projects.annotator(db, name, code.strip(), clock())
-        except ServiceError as e:
-            return page(request, "annotation/join.html", e.status, project=info_, error=e.message)
+            w = projects.annotator(db, name, code, clock())
+        except ServiceError as e:  # excluded since, or the invitation revoked: the code is forgotten
+            refused = page(request, "annotation/join.html", e.status, project=info_, error=e.message)
+            return forget_code(pages, request, refused, scope(request, p.name))
         title, rest = split_title(p.guidelines)  # a "# Title" first line is the summary, not shown twice
-        return page(request, "annotation/annotate.html", project=info_, code=code.strip(), annotator=w.label,
+        return page(request, "annotation/annotate.html", project=info_, code=code, annotator=w.label,
                     guidelines=render(rest), guidelines_title=title,
                     api=under_root(request, f"/api/annotation/{quote(p.name, safe='')}"))
 
-    @router.get("/annotate/{name}/join", include_in_schema=False)
-    def join_again(request: Request, name: str) -> RedirectResponse:
-        """The join form's address opened directly (a reload of the annotate page, a bookmark): its project's
-        join page, where the code is entered (the code is never in a URL)."""
-        return RedirectResponse(under_root(request, f"/annotate/{quote(name, safe='')}"), status_code=303)
+    @router.post("/annotate/{name}/leave", include_in_schema=False, name="annotation_leave")
+    def leave(request: Request, name: str, csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
+        """The annotate page's Leave button: the code forgotten by this browser, and the join page."""
+        return leave_page(pages, request, csrf_token, scope(request, name))
 
     @router.get("/annotate/{name}/status", response_class=HTMLResponse, include_in_schema=False)
     def status_form(request: Request, name: str) -> HTMLResponse:

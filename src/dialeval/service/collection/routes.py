@@ -50,7 +50,8 @@ from dialeval.service.collection import chats
 from dialeval.service.config import Settings
 from dialeval.service.db import Database
 from dialeval.service.errors import Invalid, ServiceError
-from dialeval.service.pages import form_page
+from dialeval.service.pages import forget_code, form_page, remember_code, remembered_code
+from dialeval.service.pages import leave as leave_page
 from dialeval.service.urls import templates, under_root
 
 bearer = HTTPBearer(auto_error=False, description="A participant's invitation code for this collection.")
@@ -286,32 +287,57 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             return page(request, "error.html", e.status, error=e.message)
         return page(request, "collection/join.html", collection=chats.collection_info(c))
 
+    def scope(request: Request, name: str) -> str:
+        return under_root(request, f"/collections/{quote(name, safe='')}")
+
     @router.post("/collections/{name}/join", response_class=HTMLResponse, include_in_schema=False,
                  name="collection_join")
     def join(request: Request, name: str, code: str = Form(""), nickname: str = Form(""),
              csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
+        """The join form: the code and the name checked, kept for the chat page, and a redirect there (303: a
+        reload or Back never sends the form again)."""
         try:
             c = chats.get_collection(db, name)
         except ServiceError as e:
             return page(request, "error.html", e.status, error=e.message)
-        info_ = chats.collection_info(c)
         try:
             csrf.verify(request, csrf_token)
             chats.participant(db, name, code.strip())
             nickname = chats.sessions.check_person_name(nickname, None if c.human_human else c.engine_name)
         except ServiceError as e:
             # what was typed stays in the form (a refused nickname does not make the code be typed again)
-            return page(request, "collection/join.html", e.status, collection=info_, error=e.message,
-                        form={"nickname": nickname, "code": code.strip()[:200]})
-        return page(request, "collection/chat.html", collection=info_, code=code.strip(), nickname=nickname,
+            return page(request, "collection/join.html", e.status, collection=chats.collection_info(c),
+                        error=e.message, form={"nickname": nickname, "code": code.strip()[:200]})
+        to = RedirectResponse(scope(request, c.name) + "/join", status_code=303)
+        return remember_code(pages, request, to, scope(request, c.name), code.strip(), nickname)
+
+    @router.get("/collections/{name}/join", response_class=HTMLResponse, include_in_schema=False)
+    def chat_page(request: Request, name: str) -> HTMLResponse:
+        """The chat page of the code kept by the join form (the open chat goes on); with none kept (a bookmark,
+        another browser, the browser closed since), the collection's join page (the code is never in a URL)."""
+        code, nickname = remembered_code(request)
+        if not code:
+            return RedirectResponse(scope(request, name), status_code=303)
+        try:
+            c = chats.get_collection(db, name)
+        except ServiceError as e:
+            return page(request, "error.html", e.status, error=e.message)
+        info_ = chats.collection_info(c)
+        try:
+            chats.participant(db, name, code)
+            nickname = chats.sessions.check_person_name(nickname, None if c.human_human else c.engine_name)
+        except ServiceError as e:  # the invitation revoked since: the code is forgotten
+            refused = page(request, "collection/join.html", e.status, collection=info_, error=e.message)
+            return forget_code(pages, request, refused, scope(request, c.name))
+        return page(request, "collection/chat.html", collection=info_, code=code, nickname=nickname,
                     max_chars=chats.sessions.MAX_UTTERANCE,
                     api=under_root(request, f"/api/collections/{quote(c.name, safe='')}"))
 
-    @router.get("/collections/{name}/join", include_in_schema=False)
-    def join_again(request: Request, name: str) -> RedirectResponse:
-        """The join form's address opened directly (a reload of the chat page, a bookmark): the collection's
-        join page (the code is never in a URL)."""
-        return RedirectResponse(under_root(request, f"/collections/{quote(name, safe='')}"), status_code=303)
+    @router.post("/collections/{name}/leave", include_in_schema=False, name="collection_leave")
+    def leave(request: Request, name: str, csrf_token: str = Form("", alias=csrf.FIELD)) -> HTMLResponse:
+        """The chat page's Leave button: the code forgotten by this browser, and the join page (an open chat
+        stays open: the code joins it again)."""
+        return leave_page(pages, request, csrf_token, scope(request, name))
 
     return router
 
