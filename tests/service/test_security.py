@@ -89,6 +89,43 @@ def test_every_route_sends_the_security_headers(sqlite_url):
         s.close()
 
 
+def _upgrade(port: int, path: str) -> httpx.Response:
+    """A WebSocket handshake on ``path`` over a raw socket: the server's answer (status and headers), unread."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                      "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                      "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+        raw = b""
+        while b"\r\n\r\n" not in raw:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            raw += chunk
+    head = raw.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+    headers = [tuple(x.strip() for x in line.split(":", 1)) for line in head[1:]]
+    return httpx.Response(int(head[0].split()[1]), headers=headers)
+
+
+def test_a_websocket_handshake_sends_the_security_headers_accepted_or_refused(sqlite_url):
+    """Through uvicorn (a real socket): the 101 of an accepted WebSocket and the 403 of an address with no
+    WebSocket carry every security header (uvicorn's own 403 carried none)."""
+    s, app = _app(sqlite_url)
+    try:
+        with LiveServer(app) as server:
+            refused = _upgrade(server.port, "/no/such/socket")
+            assert refused.status_code == 403
+            _check(refused, "WebSocket /no/such/socket (403)")
+            from dialeval.service.collection import chats
+            chats.create_collection(s.db, "hh", None, s.clock(), human_human=True)
+            accepted = _upgrade(server.port, "/api/collections/hh/ws")
+            assert accepted.status_code == 101
+            _check(accepted, "WebSocket /api/collections/hh/ws (101)")
+    finally:
+        s.close()
+
+
 def test_hsts_only_with_an_https_public_url(sqlite_url):
     s, app = _app(sqlite_url, public_url="https://eval.example.org/")
     try:

@@ -106,6 +106,18 @@ def create_invitations(db: Database, kind: str, target: str, count: int, now: da
     return codes
 
 
+def _check_given(code: object, k: Kind) -> None:
+    """Pass for a code that is non-empty text; else :class:`Unauthorized` saying none was given, or what was
+    given instead of text (a JSON number, a list...)."""
+    if isinstance(code, str) and code:
+        return
+    if code is None or code == "":
+        raise Unauthorized(f"no invitation code was given: this needs one ({k.what}); ask the organisers for one",
+                           headers={"WWW-Authenticate": "Bearer"})
+    raise Unauthorized(f"the invitation code must be text; got {describe(code, 40)} ({k.what})",
+                       headers={"WWW-Authenticate": "Bearer"})
+
+
 def _refused(k: Kind) -> Unauthorized:
     return Unauthorized(f"the code is not a valid invitation ({k.what}); ask the organisers for one",
                         headers={"WWW-Authenticate": "Bearer"})
@@ -117,9 +129,7 @@ def check(db: Database, code: str | None, kind: str, target: str | None = None) 
     A single-use code that was used already is refused too (:class:`Conflict`).
     """
     k = _kind(kind)
-    if not code or not isinstance(code, str):
-        raise Unauthorized(f"no invitation code was given: this needs one ({k.what}); ask the organisers for one",
-                           headers={"WWW-Authenticate": "Bearer"})
+    _check_given(code, k)
     with db.read() as s:
         inv = s.scalar(select(Invitation).where(Invitation.token_hash == hash_token(code)))
     if inv is None or inv.kind != k.name or inv.revoked_at is not None or (target is not None
@@ -137,9 +147,7 @@ def consume(s, code: str | None, kind: str, now: datetime, target: str | None = 
     of one code give exactly one success). For a reusable kind only the first use is recorded.
     """
     k = _kind(kind)
-    if not code or not isinstance(code, str):
-        raise Unauthorized(f"no invitation code was given: this needs one ({k.what}); ask the organisers for one",
-                           headers={"WWW-Authenticate": "Bearer"})
+    _check_given(code, k)
     inv = s.scalar(select(Invitation).where(Invitation.token_hash == hash_token(code)).with_for_update())
     if inv is None or inv.kind != k.name or inv.revoked_at is not None or (target is not None
                                                                            and inv.target != target):

@@ -30,7 +30,10 @@ STATIC_PREFIX = "/static/"
 
 
 class SecurityHeaders:
-    """ASGI middleware adding :data:`HEADERS` (and ``Cache-Control``) to every HTTP response.
+    """ASGI middleware adding :data:`HEADERS` (and ``Cache-Control``) to every HTTP response, and to a WebSocket's
+    handshake answer: its ``101`` when accepted; when refused before that (an address with no WebSocket), the
+    ``403`` is sent through the server's denial-response extension with the same headers (the server's own
+    ``403`` has none), where the server offers it.
 
     Parameters
     ----------
@@ -39,13 +42,28 @@ class SecurityHeaders:
         The service is reached over HTTPS (its public URL says so): add ``Strict-Transport-Security``.
     """
 
+    DENIED = b"403 Forbidden: no WebSocket at this address, or it was refused"
+
     def __init__(self, app, *, https: bool = False) -> None:
         self.app = app
         self.extra = [(k.lower().encode(), v.encode()) for k, v in HEADERS.items()]
         if https:
             self.extra.append((b"strict-transport-security", HSTS.encode()))
 
+    def _headers(self, headers, *, cache: bool = True) -> list[tuple[bytes, bytes]]:
+        """``headers`` with every one of :attr:`extra` it lacks (and ``Cache-Control: no-store`` unless ``cache``
+        or it has one)."""
+        headers = list(headers or [])
+        names = {k.lower() for k, _v in headers}
+        headers += [(k, v) for k, v in self.extra if k not in names]
+        if not cache and b"cache-control" not in names:
+            headers.append((b"cache-control", NO_STORE.encode()))
+        return headers
+
     async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "websocket":
+            await self.app(scope, receive, self._websocket_send(scope, send))
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -53,15 +71,30 @@ class SecurityHeaders:
 
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                names = {k.lower() for k, _v in headers}
-                headers += [(k, v) for k, v in self.extra if k not in names]
-                if not static and b"cache-control" not in names:
-                    headers.append((b"cache-control", NO_STORE.encode()))
-                message = {**message, "headers": headers}
+                message = {**message, "headers": self._headers(message.get("headers"), cache=static)}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+    def _websocket_send(self, scope, send):
+        denial = "websocket.http.response" in (scope.get("extensions") or {})
+        handshake = {"done": False}
+
+        async def send_ws(message) -> None:
+            kind = message["type"]
+            if kind in ("websocket.accept", "websocket.http.response.start"):
+                handshake["done"] = True
+                message = {**message, "headers": self._headers(message.get("headers"), cache=False)}
+            elif kind == "websocket.close" and not handshake["done"] and denial:
+                handshake["done"] = True
+                await send({"type": "websocket.http.response.start", "status": 403,
+                            "headers": self._headers([(b"content-type", b"text/plain; charset=utf-8"),
+                                                      (b"content-length", str(len(self.DENIED)).encode())],
+                                                     cache=False)})
+                message = {"type": "websocket.http.response.body", "body": self.DENIED}
+            await send(message)
+
+        return send_ws
 
 
 def secure(app, *, https: bool = False) -> None:

@@ -440,3 +440,14 @@ def test_joining_is_post_redirect_get_with_code_and_name_in_cookies_of_the_colle
     r = ch.client.get("/collections/c1/join", follow_redirects=False)
     assert r.status_code == 401 and 'id="join-form"' in r.text
     assert ch.client.get("/collections/c1/join", follow_redirects=False).status_code == 303
+
+
+def test_a_turns_position_is_a_whole_number_over_http_as_over_the_websocket(ch):
+    """``"position": "3"`` is refused (422) over HTTP, as over the WebSocket: never read as the number 3."""
+    [code] = ch.collection("c1", n_codes=1)
+    sid = ch.call("POST", "/api/collections/c1/sessions", code, {"name": "Ann"}).json()["id"]
+    for bad in ("1", 1.0, True):
+        r = ch.call("POST", f"/api/collections/c1/sessions/{sid}/turns", code, {"utterance": "hi", "position": bad})
+        assert r.status_code == 422 and "position" in r.text, (bad, r.text)
+    r = ch.call("POST", f"/api/collections/c1/sessions/{sid}/turns", code, {"utterance": "hi", "position": 1})
+    assert r.status_code == 201, r.text

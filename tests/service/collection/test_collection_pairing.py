@@ -241,3 +241,39 @@ def test_a_reconnected_socket_says_who_is_who_before_the_turns(ch):
                 assert until(again, "error")["status"] == 422
     got = ch.call("GET", f"/api/collections/hh/sessions/{first['session']['id']}", u1).json()
     assert [t["utterance"] for t in got["turns"]] == ["mine", "yours"]
+
+
+def test_a_socket_closed_for_flooding_is_never_written_to_again(ch):
+    """A participant floods the socket (more than WS_RATE's messages a second: closed with 1008) while the other
+    person's turn arrives: the turn is not sent on the closed socket (that raised in the server: "Cannot call
+    send once a close message has been sent"). Only the handler writes to a socket, the close included."""
+    from starlette.websockets import WebSocketDisconnect
+
+    from dialeval.service.collection.routes import WS_RATE
+
+    for i in range(6):
+        u1, u2 = ch.collection(f"hh{i}", None, n_codes=2, human_human=True)
+        path = f"/api/collections/hh{i}/ws"
+        with ch.client.websocket_connect(path) as w1, ch.client.websocket_connect(path) as w2:
+            w1.send_json({"type": "auth", "code": u1})
+            assert until(w1, "state")["session"]["you"] == "USER1"  # the first to come opens the chat
+            w2.send_json({"type": "auth", "code": u2})
+            until(w1, "state", lambda m: m["session"]["status"] == "active")
+            until(w2, "state", lambda m: m["session"]["status"] == "active")
+            for _ in range(WS_RATE[0] + 5):
+                w2.send_json({"type": "ping"})
+            w1.send_json({"type": "turn", "utterance": "hello", "position": 1})
+            with pytest.raises(WebSocketDisconnect) as e:
+                for _ in range(100):
+                    w2.receive_json()
+            assert e.value.code == 1008
+
+
+def test_a_code_that_is_not_text_is_said_to_be_so(ch):
+    """``{"type": "auth", "code": 5}`` is refused as a code that is not text, not as no code at all."""
+    [u1] = ch.collection("hh", None, n_codes=1, human_human=True)
+    for code, said in ((5, "must be text; got 5"), ([u1], "must be text; got ['"), (None, "no invitation code")):
+        with ch.client.websocket_connect("/api/collections/hh/ws") as w:
+            w.send_json({"type": "auth", "code": code})
+            m = w.receive_json()
+            assert m["type"] == "error" and m["status"] == 401 and said in m["detail"], m

@@ -41,7 +41,7 @@ from fastapi import APIRouter, Depends, Form, Path, Query, Request, WebSocket, W
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from dialeval.errors import describe, suggest
 from dialeval.service import csrf
@@ -80,7 +80,7 @@ class StartIn(RequestBody):
 
 class TurnIn(RequestBody):
     utterance: str = Field(description="What the participant says (1-2000 characters).")
-    position: int | None = Field(None, ge=1, le=2**31 - 1, description=(
+    position: StrictInt | None = Field(None, ge=1, le=2**31 - 1, description=(
         "Optional: the place this turn is to take (the last turn the client has + 1). When the chat already "
         "has a turn there (the same turn sent again after its answer was lost, or from another window) the "
         "answer is 409 and nothing is stored; read the chat (GET ...?after=N) and send again if still wanted. "
@@ -172,16 +172,17 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
                         break
                     # a binary frame is queued as bytes: answered as a message that is not JSON text
                     text = message["text"] if message.get("text") is not None else message.get("bytes") or b""
+                    # the reader never writes to the socket: the handler closes it when it comes to the refusal
+                    # (the only writer, so nothing is sent on a socket closed meanwhile)
                     if len(text) > WS_MAX_BYTES:
-                        await websocket.close(code=1009, reason=f"a message is at most {WS_MAX_BYTES} bytes")
+                        await queue.put(_Refusal(1009, f"a message is at most {WS_MAX_BYTES} bytes"))
                         break
                     now = time.monotonic()
                     recent.append(now)
                     while recent and recent[0] <= now - WS_RATE[1]:
                         recent.popleft()
                     if len(recent) > WS_RATE[0]:
-                        await websocket.close(code=1008, reason=f"more than {WS_RATE[0]} messages in "
-                                                                f"{WS_RATE[1]:g} s")
+                        await queue.put(_Refusal(1008, f"more than {WS_RATE[0]} messages in {WS_RATE[1]:g} s"))
                         break
                     await queue.put(text)
             except Exception:  # whatever ends the reader ends the chat: no ghost participant
@@ -210,7 +211,10 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
             with contextlib.suppress(Exception):
                 await websocket.send_json({"type": "error", "detail": detail(e.message), "status": e.status})
                 await websocket.close(code=4000 + e.status, reason=close_reason(e.message))
-        except (_Closed, WebSocketDisconnect):
+        except _Closed as e:
+            if e.refusal is not None:  # the reader refused a message: the socket closes with its code
+                await _close(websocket, e.refusal.code, e.refusal.reason)
+        except WebSocketDisconnect:
             pass
         finally:
             task.cancel()
@@ -342,8 +346,21 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
     return router
 
 
+@dataclass(frozen=True)
+class _Refusal:
+    """What the socket's reader puts last in the queue when it stops reading a message it refuses (too large, too
+    many): the close code and reason the handler closes the socket with."""
+
+    code: int
+    reason: str
+
+
 class _Closed(Exception):
-    pass
+    """The socket is gone, or (``refusal``) is to be closed for a message the reader refused."""
+
+    def __init__(self, refusal: _Refusal | None = None) -> None:
+        super().__init__(refusal)
+        self.refusal = refusal
 
 
 class _TimedOut(_Closed):
@@ -439,8 +456,8 @@ async def _next(queue: asyncio.Queue, timeout: float, wait_ok: bool = False) -> 
         if wait_ok:
             return None
         raise _TimedOut() from None
-    if raw is None:
-        raise _Closed()
+    if raw is None or isinstance(raw, _Refusal):
+        raise _Closed(raw)
     return _parse(raw)
 
 
