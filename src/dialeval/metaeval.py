@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from dialeval.corpus import Corpus, expect_corpus
-from dialeval.errors import DialevalError, DialevalWarning, describe, quote
+from dialeval.errors import DialevalError, DialevalWarning, describe, first_few, quote
 from dialeval.io._files import as_path, load_json_document, read_bounded
 from dialeval.io.atomic import atomic_path, output_format
 from dialeval.io.stc3 import dialogue_id
@@ -158,7 +158,7 @@ def scored_sender(corpus: Corpus) -> str | None:
 
 
 def _examples(ids: Sequence[str]) -> str:
-    return ", ".join(quote(i) for i in ids[:5]) + (f" (+{len(ids) - 5} more)" if len(ids) > 5 else "")
+    return first_few(ids)
 
 
 def _check_turns(per: dict[str, list[tuple[int, float, str]]], corpus: Corpus, file: str) -> set[str]:
@@ -257,7 +257,7 @@ def read_scores(path: str | Path, *, aggregate: str = "mean", delimiter: str | N
             raise DialevalError(f"the CSV's columns are {', '.join(map(repr, cols)) or 'none'}; expected id and score "
                                 "(and optionally turn)" + ("" if delimiter else ", separated by one of , ; tab |"),
                                 file=file)
-        for n, row in enumerate(rows, start=2):
+        for n, row in rows:
             did, where = row.get("id", ""), f"line {n}"
             raw = row.get("score")
             if decimal_comma and isinstance(raw, str):

@@ -250,11 +250,12 @@ def test_dbdc_values_of_the_wrong_type(tmp_path, turn, message):
 
 
 @pytest.mark.parametrize("annotations", [0, {}, "x", None, []])
-def test_stc3_annotations_absent_or_empty_mean_unlabelled_anything_else_is_an_error(tmp_path, annotations):
+def test_stc3_annotations_empty_mean_unlabelled_anything_else_is_an_error(tmp_path, annotations):
+    """``[]`` (or the key left out) is an unlabelled dialogue; ``null`` is refused like the other wrong types."""
     p = tmp_path / "d.json"
     p.write_text(json.dumps([{"id": "1", "turns": [{"sender": "customer", "utterances": ["hi"]}],
                               "annotations": annotations}]))
-    if annotations in (None, []):
+    if annotations == []:
         assert read_corpus(p, format="stc3").dialogues[0].labels == {}
         return
     with pytest.raises(DialevalError, match="dialogue 1: annotations: 'annotations' must be a list"):

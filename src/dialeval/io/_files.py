@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, describe
 from dialeval.io.jsonarray import parse_json
 from dialeval.io.text import utf8_bytes
 
@@ -129,5 +129,24 @@ def require_str(obj: object, what: str, *, file: str | None, dialogue: str | Non
                 field: str | None = None) -> str:
     if not isinstance(obj, str):
         raise DialevalError(f"{what} must be a string, received a JSON {type(obj).__name__}", file=file,
+                            dialogue=dialogue, field=field)
+    return obj
+
+
+def require_list(obj: object, what: str, allowed: str, *, file: str | None, dialogue: str | None = None,
+                 field: str | None = None) -> list:
+    """``obj`` if it is a JSON array, else the located error saying what was received and what is ``allowed``.
+
+    A key given as ``null`` is refused like any other value that is not a list: it is not a key left out, which
+    the readers take for "none given" (the caller decides that before calling).
+
+    >>> require_list(None, "'annotations'", "a list of annotation objects", file="d.json", field="annotations")
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.DialevalError: d.json: annotations: 'annotations' must be a list, received None; allowed is a \
+list of annotation objects
+    """
+    if not isinstance(obj, list):
+        raise DialevalError(f"{what} must be a list, received {describe(obj)}; allowed is {allowed}", file=file,
                             dialogue=dialogue, field=field)
     return obj

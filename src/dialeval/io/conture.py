@@ -11,7 +11,8 @@ Each ConTurE turn (a user utterance and the chatbot's response) becomes two turn
 (0 dislike, 1 kind of like, 2 like) with ONE label: ConTurE ships the consolidated score (majority of three
 workers, ties broken by an expert), not each worker's, so its gold distributions are one-hot and its
 agreement cannot be computed. The dialog ratings are the DSTC9 dimensions (see :mod:`dialeval.io.dstc9`),
-``"N/A"`` kept as missing.
+``"N/A"`` (or a dimension a rating leaves out) kept as missing; ``null``, a rating value or ``dialog_ratings``
+itself, is refused (the published file has none: its 12 missing ratings are all ``"N/A"``).
 """
 
 from __future__ import annotations
@@ -20,8 +21,16 @@ from pathlib import Path
 
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
 from dialeval.errors import DialevalError, describe
-from dialeval.io._files import MAX_BYTES, as_path, load_json_document, only_json_file, require_dict, require_str
-from dialeval.io.dstc9 import DIMENSIONS, dimension_scales, level_of, rating_label
+from dialeval.io._files import (
+    MAX_BYTES,
+    as_path,
+    load_json_document,
+    only_json_file,
+    require_dict,
+    require_list,
+    require_str,
+)
+from dialeval.io.dstc9 import DIMENSIONS, MISSING, dimension_scales, level_of, rating_label
 
 TURN_SCALE = "overall impression"
 TURN_LEVELS = ("0", "1", "2")
@@ -56,7 +65,8 @@ def read_conture(source: str | Path, *, max_bytes: int = MAX_BYTES) -> Corpus:
     ------
     DialevalError
         Not an array of dialogs, a dialog id met twice, a turn without ``user``/``chatbot`` text, an
-        impression other than 0/1/2, or a rating off its dimension's levels (``"N/A"`` is allowed).
+        impression other than 0/1/2, or a rating off its dimension's levels (``"N/A"`` is allowed, ``null`` is
+        not).
 
     Examples
     --------
@@ -120,11 +130,9 @@ def _read_dialog(rec: dict, did: str, file: str) -> Dialogue:
         turns.append(Turn("user", [_strip(user, "user")], meta={"pair": t}))
         turns.append(Turn("system", [_strip(bot, "chatbot")], labels={TURN_SCALE: [label]},
                           annotators=[CONSOLIDATED], meta={"pair": t}))
-    ratings = rec.get("dialog_ratings")
-    ratings = [] if ratings is None else ratings
-    if not isinstance(ratings, list):
-        raise DialevalError(f"'dialog_ratings' must be a list, received {describe(ratings)}", file=file,
-                            dialogue=did, field="dialog_ratings")
+    ratings = require_list(rec.get("dialog_ratings", []), "'dialog_ratings'", "a list of rating objects, one per "
+                           "rater ([], or no 'dialog_ratings' key, for a dialog nobody rated)", file=file,
+                           dialogue=did, field="dialog_ratings")
     labels: dict[str, list[str | None]] = {d: [] for d in DIMENSIONS}
     for r, raw in enumerate(ratings):
         where = f"dialog_ratings[{r}]"
@@ -134,6 +142,7 @@ def _read_dialog(rec: dict, did: str, file: str) -> Dialogue:
                 raise DialevalError(f"unknown dimension {k!r}; allowed are " + ", ".join(DIMENSIONS), file=file,
                                     dialogue=did, field=f"{where}.{k}")
         for d in DIMENSIONS:
-            labels[d].append(rating_label(rating.get(d), d, file=file, dialogue=did, field=f"{where}.{d}"))
+            labels[d].append(rating_label(rating.get(d, MISSING), d, file=file, dialogue=did,
+                                          field=f"{where}.{d}"))
     meta = {k: v for k, v in rec.items() if k not in ("dialog_id", "turns", "dialog_ratings")}
     return Dialogue(did, turns, labels=labels if ratings else {}, meta=meta)

@@ -9,8 +9,10 @@ One JSON file per dialogue (``*.log.json``)::
                                  "ungrammatical-sentence": "", "comment": ""}, ...]}]}
 
 Speakers ``U``/``S`` become senders ``user``/``system``; each annotated turn gets the annotators' labels on the
-ordinal scale ``breakdown`` (``O`` not a breakdown, ``T`` possible breakdown, ``X`` breakdown). A path is one
-file or a folder, read recursively (``dbdc3/en/eval`` reads the four evaluation sets).
+ordinal scale ``breakdown`` (``O`` not a breakdown, ``T`` possible breakdown, ``X`` breakdown). A turn's
+``annotations`` is a list: ``[]`` (as on every user turn and each dialogue's opening system turn of DBDC3) or the key
+left out is a turn nobody labelled; ``null`` or any other value is refused. A path is one file or a folder, read
+recursively (``dbdc3/en/eval`` reads the four evaluation sets).
 """
 
 from __future__ import annotations
@@ -20,7 +22,15 @@ from pathlib import Path
 
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
 from dialeval.errors import DialevalError, DialevalWarning, describe
-from dialeval.io._files import MAX_BYTES, as_path, files_in, load_json_document, require_dict, require_str
+from dialeval.io._files import (
+    MAX_BYTES,
+    as_path,
+    files_in,
+    load_json_document,
+    require_dict,
+    require_list,
+    require_str,
+)
 
 BREAKDOWN = "breakdown"
 BREAKDOWN_LEVELS = ("O", "T", "X")
@@ -185,11 +195,9 @@ def _read_turn(raw: object, i: int, did: str, file: str) -> Turn:
     meta = {k: v for k, v in t.items() if k not in ("turn-index", "speaker", "utterance", "annotations")}
     meta["turn-index"] = i
     turn = Turn(SPEAKERS[speaker], [text], meta=meta)
-    anns = t.get("annotations")
-    anns = [] if anns is None else anns
-    if not isinstance(anns, list):
-        raise DialevalError(f"'annotations' must be a list, received {describe(anns)}", file=file, dialogue=did,
-                            field=f"{where}.annotations")
+    anns = require_list(t.get("annotations", []), "'annotations'", "a list of annotation objects ([], or no "
+                        "'annotations' key, for a turn nobody labelled)", file=file, dialogue=did,
+                        field=f"{where}.annotations")
     if anns:
         labels, ids, extra = [], [], []
         for a, ann in enumerate(anns):

@@ -7,7 +7,8 @@
 Ratings with the same ``context`` are one dialogue; its id is ``<file stem>-<n>`` (``chatbot3-017``: the 17th
 distinct context of ``chatbot3.json``, counting from 0) and ``meta["system"]`` is the file stem. The context is
 split into turns at lines starting ``User:`` or ``System:`` (other lines continue the previous turn). Each
-dimension is a dialogue-level ordinal scale; ``"N/A"`` is a missing rating (``None``), not a zero.
+dimension is a dialogue-level ordinal scale; ``"N/A"`` is a missing rating (``None``), not a zero, as is a
+dimension a rating leaves out; ``null`` is refused (:func:`rating_label`).
 """
 
 from __future__ import annotations
@@ -59,8 +60,21 @@ def level_of(value: object, levels: tuple[str, ...]) -> str | None:
 
 
 def rating_label(value: object, dim: str, *, file: str | None, dialogue: str | None, field: str) -> str | None:
-    """A rater's value on ``dim`` as a level label; ``"N/A"`` and null give None (missing)."""
-    if value is None or value == MISSING:
+    """A rater's value on ``dim`` as a level label; ``"N/A"`` gives None (missing). The readers pass ``"N/A"`` for
+    a dimension a rating leaves out.
+
+    ``null`` is refused with the other values off the dimension's levels: the DSTC9 and ConTurE files say a
+    missing rating with ``"N/A"`` only (none of their 75,000 values is null), so a null is not read as one.
+
+    >>> [rating_label(v, "likeable", file=None, dialogue=None, field="likeable") for v in ("N/A", 3)]
+    [None, '3']
+    >>> rating_label(None, "likeable", file="data.json", dialogue="7", field="dialog_ratings[0].likeable")
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.DialevalError: data.json: dialogue 7: dialog_ratings[0].likeable: rating None is not allowed \
+on 'likeable'; allowed are 1, 2, 3 or 'N/A'
+    """
+    if isinstance(value, str) and value == MISSING:
         return None
     levels = DIMENSIONS[dim][0]
     label = level_of(value, levels)
@@ -106,7 +120,7 @@ def read_dstc9(source: str | Path, *, max_bytes: int = MAX_BYTES) -> Corpus:
     ------
     DialevalError
         Not a JSON array of objects, a rating without ``context``, an unknown dimension, or a value that is
-        not a level of its dimension (nor ``"N/A"``).
+        not a level of its dimension (nor ``"N/A"``; ``null`` included).
 
     Examples
     --------
@@ -163,5 +177,6 @@ def _read_file(f: Path, max_bytes: int) -> list[Dialogue]:
                 raise DialevalError(f"unknown dimension {k!r}; allowed are " + ", ".join(DIMENSIONS), file=file,
                                     dialogue=dlg.id, field=f"[{i}].{k}")
         for d in DIMENSIONS:
-            dlg.labels[d].append(rating_label(rec.get(d), d, file=file, dialogue=dlg.id, field=f"[{i}].{d}"))
+            dlg.labels[d].append(rating_label(rec.get(d, MISSING), d, file=file, dialogue=dlg.id,
+                                              field=f"[{i}].{d}"))
     return list(by_context.values())

@@ -192,11 +192,22 @@ def _parse_run(source: Source, gold: Stc3Gold) -> RunArrays:
     return _assemble(parts, shape, gold, file)
 
 
+def _check_not_null(rec: dict, did: str | None, file: str | None) -> None:
+    """A subtask given as ``null`` is refused where it is: it is not a subtask left out (which every dialogue of
+    the run must do alike), and read as one it made the next dialogue that gives the subtask the one blamed."""
+    for key, allowed in (("quality", "an object with keys A, S, E"),
+                         ("nugget", "a list with one distribution per turn")):
+        if key in rec and rec[key] is None:
+            raise DialevalError(f"{key} None is not allowed; allowed is {allowed}, or no '{key}' key in any "
+                                "dialogue of a run without that subtask", file=file, dialogue=did, field=key)
+
+
 def _subtasks(first: object, gold: Stc3Gold, file: str | None) -> tuple[bool, bool]:
     if not isinstance(first, dict):
         raise DialevalError(f"item 0 is a JSON {type(first).__name__}; expected an object", file=file)
     _check_keys(first, 0, file)
     did = None if first.get("id") is None else str(first.get("id"))
+    _check_not_null(first, did, file)
     has_q, has_n = first.get("quality") is not None, first.get("nugget") is not None
     if not has_q and not has_n:
         raise DialevalError("neither 'quality' nor 'nugget' is given", file=file, dialogue=did)
@@ -221,6 +232,10 @@ def _fast(batch: list, shape: tuple[bool, bool], gold: Stc3Gold, seen: set[str])
     qs = list(map(dict.get, batch, repeat("quality")))
     ns = list(map(dict.get, batch, repeat("nugget")))
     if qs.count(None) != (0 if has_q else len(qs)) or ns.count(None) != (0 if has_n else len(ns)):
+        raise _Slow
+    if not has_q and any(map(dict.__contains__, batch, repeat("quality"))):   # "quality": null
+        raise _Slow
+    if not has_n and any(map(dict.__contains__, batch, repeat("nugget"))):
         raise _Slow
     rows_all = list(map(gold.row.get, ids))
     present = [r is not None for r in rows_all]
@@ -349,6 +364,7 @@ def _slow(batch: list, shape: tuple[bool, bool], gold: Stc3Gold, seen: set[str],
         if did in seen or did in local:
             raise DialevalError("duplicate dialogue id", file=file, dialogue=did, field="id")
         local.add(did)
+        _check_not_null(rec, did, file)
         qd, nug = rec.get("quality"), rec.get("nugget")
         if (qd is not None, nug is not None) != shape:
             gives = " and ".join(k for k, v in (("quality", qd), ("nugget", nug)) if v is not None)

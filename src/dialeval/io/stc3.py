@@ -3,12 +3,19 @@
 A dataset is a JSON array of ``{"id", "turns": [{"sender", "utterances"}], "annotations": [{"quality":
 {"A", "S", "E"}, "nugget": [...]}]}``. Quality is on the ordered scale ``2, 1, 0, -1, -2``; nugget types
 depend on the sender of the turn.
+
+``annotations`` left out is an unlabelled dialogue (STC-3's test files); ``[]`` too, said in a warning when other
+dialogues of the file are annotated (the gold leaves it out); ``null`` or any other value that is not a list is
+refused (:func:`annotations_of`).
 """
 
 from __future__ import annotations
 
+import warnings
+
 from dialeval.corpus import Corpus, Dialogue, Scale, Turn
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, DialevalWarning, describe, first_few
+from dialeval.io._files import require_list
 from dialeval.io.jsonarray import Source, dump_json, load_records, source_name
 
 QUALITY_KEYS = ("A", "S", "E")
@@ -119,6 +126,7 @@ def read_stc3(source: Source) -> Corpus:
     file = source_name(source)
     records = load_records(source)
     dialogues, seen = [], set()
+    empty: list[str] = []   # ids of the dialogues whose annotations are []
     for i, rec in enumerate(records):
         did = dialogue_id(rec, i, file)
         if did in seen:
@@ -129,8 +137,10 @@ def read_stc3(source: Source) -> Corpus:
                                                                 if k not in ("sender", "utterances")})
                  for raw, c in zip(rec["turns"], checked, strict=True)]
         dlg = Dialogue(did, turns, meta={k: v for k, v in rec.items() if k not in ("id", "turns", "annotations")})
-        anns = rec.get("annotations")
-        if anns is not None and anns != []:  # absent or []: an unlabelled dialogue (a test set's)
+        anns = annotations_of(rec, did, file)
+        if anns == []:
+            empty.append(did)
+        elif anns is not None:  # absent: an unlabelled dialogue (a test set's)
             check_annotations(anns, senders, did, file)
             if any("quality" in a for a in anns):
                 for k in QUALITY_KEYS:
@@ -143,13 +153,56 @@ def read_stc3(source: Source) -> Corpus:
                 for turn in turns:
                     turn.annotators = list(dlg.annotators)
         dialogues.append(dlg)
-    return Corpus(dialogues, stc3_scales(), "stc3", file)
+    corpus = Corpus(dialogues, stc3_scales(), "stc3", file)
+    if empty and corpus.is_annotated():
+        _warn_empty_annotations(empty, file)
+    return corpus
+
+
+ANNOTATIONS_ALLOWED = ("a list with one annotation object per annotator ([], or no 'annotations' key, for an "
+                       "unlabelled dialogue)")
+"""What an STC-3 dialogue's ``annotations`` may be, as error messages say it."""
+
+
+def annotations_of(rec: dict, did: str, file: str | None) -> list | None:
+    """A dialogue's ``annotations``: None when the key is left out (an unlabelled dialogue, as in STC-3's test
+    files), else the list (maybe empty; its items are checked by :func:`check_annotations`).
+
+    Raises
+    ------
+    DialevalError
+        ``annotations`` is not a list (``null`` included: a key given as null is not a key left out), located at
+        the file, the dialogue and the field.
+
+    Examples
+    --------
+    >>> annotations_of({"id": "d1"}, "d1", None) is None, annotations_of({"annotations": []}, "d1", None)
+    (True, [])
+    >>> annotations_of({"annotations": None}, "d1", "g.json")
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.DialevalError: g.json: dialogue d1: annotations: 'annotations' must be a list, received None; \
+allowed is a list with one annotation object per annotator ([], or no 'annotations' key, for an unlabelled dialogue)
+    """
+    if "annotations" not in rec:
+        return None
+    return require_list(rec["annotations"], "'annotations'", ANNOTATIONS_ALLOWED, file=file, dialogue=did,
+                        field="annotations")
+
+
+def _warn_empty_annotations(ids: list[str], file: str | None) -> None:
+    """One warning naming how many dialogues have ``"annotations": []`` in a file whose other dialogues are
+    annotated, and the first few: read as unlabelled, they are in no gold distribution (said, not dropped in
+    silence)."""
+    shown = first_few(ids)
+    where = DialevalError(f"{len(ids)} dialogue(s) have an empty 'annotations' list ([]) while other dialogues are "
+                          f"annotated: read as unlabelled, they are left out of the gold: {shown}", file=file)
+    warnings.warn(str(where), DialevalWarning, stacklevel=3)
 
 
 def check_annotations(anns: object, senders: list[str], did: str, file: str | None) -> None:
     """Slow, thorough check of one dialogue's annotations; raises at the first problem."""
-    if not isinstance(anns, list):
-        raise DialevalError("'annotations' must be a list", file=file, dialogue=did, field="annotations")
+    require_list(anns, "'annotations'", ANNOTATIONS_ALLOWED, file=file, dialogue=did, field="annotations")
     has_q = has_n = None
     for a, ann in enumerate(anns):
         where = f"annotations[{a}]"

@@ -22,6 +22,7 @@ from dialeval.io.stc3 import (
     NUGGET_TYPES,
     QUALITY_KEYS,
     QUALITY_LEVELS,
+    annotations_of,
     check_annotations,
     dialogue_id,
     dialogue_senders,
@@ -152,11 +153,12 @@ def _build_gold(source: Source) -> Stc3Gold:
 def _subtasks(first: object, file: str | None) -> tuple[bool, bool]:
     """Which of quality / nugget the dataset gives, read off the first dialogue's first annotation."""
     did = dialogue_id(first, 0, file)
-    dialogue_senders(first, did, file)  # type: ignore[arg-type]
-    anns = first.get("annotations")  # type: ignore[union-attr]
-    if not anns or not isinstance(anns, list) or not isinstance(anns[0], dict):
+    senders = dialogue_senders(first, did, file)  # type: ignore[arg-type]
+    anns = annotations_of(first, did, file)  # type: ignore[arg-type]
+    if not anns:
         raise DialevalError("no annotations: a gold file needs every annotator's labels (is this a test file?)",
                             file=file, dialogue=did, field="annotations")
+    check_annotations(anns, senders, did, file)
     has_q, has_n = "quality" in anns[0], "nugget" in anns[0]
     if not has_q and not has_n:
         raise DialevalError("the first annotation gives neither 'quality' nor 'nugget'", file=file, dialogue=did,
@@ -245,8 +247,8 @@ def _slow(batch: list, shape: tuple[bool, bool], seen: dict[str, int], offset: i
             raise DialevalError("duplicate dialogue id", file=file, dialogue=did, field="id")
         local.add(did)
         senders = dialogue_senders(rec, did, file)
-        anns = rec.get("annotations")
-        if not anns or not isinstance(anns, list):
+        anns = annotations_of(rec, did, file)
+        if not anns:
             raise DialevalError("no annotations: a gold file needs every annotator's labels (is this a test "
                                 "file?)", file=file, dialogue=did, field="annotations")
         check_annotations(anns, senders, did, file)

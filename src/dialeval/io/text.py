@@ -16,7 +16,7 @@ from __future__ import annotations
 import codecs
 import csv
 
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, quote
 
 UTF8_BOM = codecs.BOM_UTF8
 _UTF32 = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
@@ -120,20 +120,41 @@ def sniff_delimiter(text: str, file: str | None = None, delimiter: str | None = 
 
 
 def csv_rows(data: bytes, file: str | None = None,
-             delimiter: str | None = None) -> tuple[list[str], list[dict], str]:
-    """The header, the rows (dicts) and the delimiter of a CSV file's bytes: encoding and delimiter as above.
+             delimiter: str | None = None) -> tuple[list[str], list[tuple[int, dict]], str]:
+    """The header, the rows (each its line number in the file and its fields as a dict) and the delimiter of a
+    CSV file's bytes: encoding and delimiter as above.
+
+    Blank lines are skipped. Every other row must have as many fields as the header: a value past the header's
+    columns would be dropped, and a missing one read as absent, so either is an error naming the line.
 
     Examples
     --------
     >>> csv_rows(b"\\xef\\xbb\\xbfid;score\\r\\na;0,5\\r\\n")
-    (['id', 'score'], [{'id': 'a', 'score': '0,5'}], ';')
+    (['id', 'score'], [(2, {'id': 'a', 'score': '0,5'})], ';')
+    >>> csv_rows(b"id,score\\na,0.5,7\\n", "s.csv")
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.DialevalError: s.csv: line 2 has 3 fields; the header has 2 (id, score)
     """
     text = decode_text(data, file)
     delim = sniff_delimiter(text, file, delimiter)
     reader = csv.reader(text.splitlines(), delimiter=delim)
+    header: list[str] | None = None
+    rows: list[tuple[int, dict]] = []
     try:
-        lines = list(reader)
+        for row in reader:
+            if header is None:
+                header = [c.strip() for c in row]   # a blank first line: no columns, which the caller refuses
+                if not header:
+                    break
+            elif not row:
+                continue
+            elif len(row) != len(header):
+                names = ", ".join(map(quote, header))
+                raise DialevalError(f"line {reader.line_num} has {len(row)} field{'s' if len(row) != 1 else ''}; "
+                                    f"the header has {len(header)} ({names})", file=file)
+            else:
+                rows.append((reader.line_num, dict(zip(header, row, strict=True))))
     except csv.Error as e:
         raise DialevalError(f"not valid CSV: {e}", file=file) from None
-    header = [c.strip() for c in lines[0]] if lines else []
-    return header, [dict(zip(header, row, strict=False)) for row in lines[1:] if row], delim
+    return header or [], rows, delim
