@@ -90,7 +90,7 @@ def test_values_follow_the_readers_rule(tmp_path):
         (folder / "one.jsonl").write_text(json.dumps(bad) + "\n")
         with pytest.raises(DialevalError) as e:
             summarize(folder)
-        assert str(e.value).startswith(f"one.jsonl: dialogue y2: quality.E.-1: {why}")
+        assert str(e.value).startswith(f"{folder / 'one.jsonl'}: line 1: dialogue y2: quality.E.-1: {why}")
     quality = RECORDS[2]["quality"]
     scaled = {**RECORDS[2], "quality": {k: {lv: 10 * p for lv, p in d.items()} for k, d in quality.items()}}
     (folder / "one.jsonl").write_text(json.dumps(scaled) + "\n")

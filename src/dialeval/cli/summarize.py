@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from dialeval.cli._common import err, out, outputs_apart, wrap
+from dialeval.cli._common import err, out, outputs_apart, tables, wrap
 from dialeval.cli._corpus_io import print_json
 from dialeval.errors import quote
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
@@ -86,6 +86,36 @@ def register(app: typer.Typer) -> None:
             print_json(s)
             return
         for t in _tables(s):
-            out.print(t)
+            tables.print(t)
         if any(g["group"] == "(none)" for g in s["groups"]):
             out.print(wrap(f"(none): dialogues without a {by!r} field in their input metadata"), markup=False)
+        out.print(source_line(s), markup=False)   # one line, not wrapped: a long path stays whole
+
+
+def source_line(s: dict) -> str:
+    """What a summary read and which dialeval made it, as the line under its tables says it (``evaluate``'s
+    tables end with such a line too).
+
+    Parameters
+    ----------
+    s : dict
+        A summary of :func:`dialeval.summarize.summarize`.
+
+    Returns
+    -------
+    str
+        ``predictions: PATH; model: NAME (KIND); dialeval VERSION`` (no model for a file or a folder without a
+        manifest); the path and the model's name escaped as error messages escape them.
+
+    Examples
+    --------
+    >>> source_line({"settings": {"predictions": "out", "model": {"name": "shipped", "kind": "prior"},
+    ...                           "dialeval_version": "1.0"}})
+    'predictions: out; model: shipped (prior); dialeval 1.0'
+    """
+    st = s["settings"]
+    model = st.get("model")
+    named = ""
+    if isinstance(model, dict) and model.get("name") is not None:
+        named = f"; model: {quote(model['name'])}" + (f" ({quote(model['kind'])})" if model.get("kind") else "")
+    return f"predictions: {quote(st['predictions'])}{named}; dialeval {st['dialeval_version']}"
