@@ -8,6 +8,7 @@ it as one ``error: ...`` line and exits 2, the service returns it as a 422.
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Callable, Sequence
 
 QUOTE_LIMIT = 100
 """User values quoted in messages are cut to about this many characters (a 10 MB id is not echoed whole)."""
@@ -98,6 +99,21 @@ class DialevalWarning(UserWarning):
     """Something about the input or the settings the user should know that does not stop the work (a model
     predicting its own training dialogues, too few resamples for the level asked). The CLI prints each as one
     ``warning: ...`` line on stderr; in Python, :mod:`warnings` filters select them by this category."""
+
+
+def first_few(items: Sequence, limit: int = 5, *, total: int | None = None,
+              show: Callable[[object], str] | None = None) -> str:
+    """The first ``limit`` of ``items`` as a message lists them (each through ``show``, :func:`quote` by default)
+    and how many more there are (of ``total``, ``len(items)`` by default).
+
+    Examples
+    --------
+    >>> first_few(["d1", "d2", "d3"], 2), first_few([1, 2], total=9), first_few([])
+    ('d1, d2 (+1 more)', '1, 2 (+7 more)', '')
+    """
+    first = items[:limit]
+    more = (len(items) if total is None else total) - len(first)
+    return ", ".join((show or quote)(i) for i in first) + (f" (+{more} more)" if more > 0 else "")
 
 
 def quote(text: object, limit: int = QUOTE_LIMIT) -> str:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import orjson
 
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, first_few
 from dialeval.io.atomic import atomic_path, write_bytes
 from dialeval.io.stream import Reject, batched, expand_inputs, iter_dialogues, sha256_file
 from dialeval.models.leakage import EXAMPLES
@@ -341,7 +341,7 @@ class Plan:
             held = sorted(p.name for p in self.out.iterdir())
             if not held:
                 return None
-            listed = ", ".join(held[:5]) + (f" (+{len(held) - 5} more)" if len(held) > 5 else "")
+            listed = first_few(held)
             raise DialevalError(f"--out {self.out} is a folder that is not empty ({listed}) and holds no {MANIFEST} "
                                 "of an earlier `dialeval predict`: its shards could overwrite those files; give a "
                                 f"new or empty folder, e.g. {_free_folder(self.out)}")

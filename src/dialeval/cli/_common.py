@@ -59,11 +59,7 @@ def warn_coverage(file: object, extra: list[str], missing: list[str], *, strict:
     name the first ids (escaped, :func:`dialeval.errors.quote`); an extra id that equals a missing one only after
     Unicode normalisation is said to be one (:func:`dialeval.coverage.normalisation_note`)."""
     from dialeval.coverage import normalisation_note
-    from dialeval.errors import quote
-
-    def first(ids: list[str]) -> str:
-        more = f" (+{len(ids) - 5} more)" if len(ids) > 5 else ""
-        return ", ".join(quote(i) for i in ids[:5]) + more
+    from dialeval.errors import first_few as first
 
     if extra:
         warn(f"{file}: {len(extra)} dialogue(s) not in the gold, counted as extra: {first(extra)}"

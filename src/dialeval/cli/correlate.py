@@ -12,7 +12,7 @@ from rich.table import Table
 from dialeval.cli._common import choice_enum, err, named_as_options, out, outputs_apart, tables, warn, wrap
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json
 from dialeval.cli._corpus_io import value as v
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, first_few
 from dialeval.io.atomic import output_format
 from dialeval.io.formats import corpus_title
 from dialeval.metaeval import (
@@ -70,7 +70,7 @@ def _check_ids(auto: dict[str, float], corpus, scores: Path) -> int:
     Returns how many are not (they are left out)."""
     known = set(corpus.ids())
     unknown = [i for i in auto if i not in known]
-    examples = ", ".join(unknown[:5]) + (f" (+{len(unknown) - 5} more)" if len(unknown) > 5 else "")
+    examples = first_few(unknown)
     if unknown and len(unknown) == len(auto):
         raise DialevalError(f"none of the {len(auto)} dialogue id(s) of the scores is in the corpus (the scores': "
                             f"{examples}; the corpus's: {', '.join(corpus.ids()[:5])}, ...)", file=str(scores))

@@ -29,7 +29,7 @@ import numpy as np
 
 from dialeval import progress as _progress
 from dialeval.corpus import Corpus, joint_scales
-from dialeval.errors import DialevalError, describe
+from dialeval.errors import DialevalError, describe, first_few
 from dialeval.io.atomic import make_folder
 from dialeval.models import leakage
 from dialeval.models.data import TurnTable, check_corpus, check_subtasks, has_subtasks
@@ -81,7 +81,7 @@ def folds_of(corpus: Corpus, k: int) -> list[int]:
     n_empty = k - len(present)  # k may be any integer: only the first few empty folds are looked for
     if n_empty:
         first = list(itertools.islice((f + 1 for f in range(k) if f not in present), 10))  # range: lazy too
-        listed = ", ".join(map(str, first)) + (f" (+{n_empty - 10} more)" if n_empty > 10 else "")
+        listed = first_few(first, 10, total=n_empty)
         fix = "use fewer folds" if k > 2 else "cross-validation needs dialogues in both folds: give more dialogues"
         raise DialevalError(f"{k} folds of {len(fold)} dialogue(s) leave {n_empty} fold(s) empty ({listed}); "
                             f"{fix}", file=corpus.source)

@@ -19,7 +19,7 @@ import numpy as np
 
 from dialeval import progress as _progress
 from dialeval.coverage import normalisation_note
-from dialeval.errors import DialevalError, expect_instance, quote
+from dialeval.errors import DialevalError, expect_instance, first_few
 from dialeval.io.jsonarray import Source
 from dialeval.report.display import display_text
 from dialeval.report.labels import lower_is_better
@@ -106,8 +106,7 @@ def run_name(path: PathLike) -> str:
 
 
 def _ids_text(ids: Sequence[str]) -> str:
-    more = f" (+{len(ids) - _SHOW_IDS} more)" if len(ids) > _SHOW_IDS else ""
-    return ", ".join(quote(i) for i in ids[:_SHOW_IDS]) + more
+    return first_few(ids, _SHOW_IDS)
 
 
 def score_runs(runs: Sequence[PathLike], gold: Source | PreparedGold, *,

@@ -17,7 +17,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, first_few
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _PG_LOCK_KEY = 0x6469616C  # "dial": the advisory lock held while migrating
@@ -89,6 +89,6 @@ def _refuse_foreign(engine: Engine) -> None:
         return
     tables = sorted(set(inspect(engine).get_table_names()) - {"alembic_version"})  # left empty by a downgrade
     if tables:
-        shown = ", ".join(tables[:5]) + (f" (+{len(tables) - 5} more)" if len(tables) > 5 else "")
+        shown = first_few(tables)
         raise DialevalError(f"the database holds tables ({shown}) but no dialeval schema version: it is not a "
                             "dialeval database; allowed are an empty database or one dialeval created")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dialeval import tasks as declared
-from dialeval.errors import DialevalError, describe, quote
+from dialeval.errors import DialevalError, describe, first_few, quote
 from dialeval.scoring import PreparedGold, Scores, score
 from dialeval.service.leaderboard.uploaded import run_records
 
@@ -85,8 +85,7 @@ def rounded_public(scores: dict | None) -> dict | None:
 
 
 def _listed(ids: list[str]) -> str:
-    more = f" (+{len(ids) - MAX_LISTED_IDS} more)" if len(ids) > MAX_LISTED_IDS else ""
-    return ", ".join(quote(i) for i in ids[:MAX_LISTED_IDS]) + more
+    return first_few(ids, MAX_LISTED_IDS)
 
 
 def all_finite(scores: dict | None, columns: list[str] | None = None) -> bool:
