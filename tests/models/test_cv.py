@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dialeval
 from dialeval.errors import DialevalError
@@ -50,6 +53,17 @@ def test_t_interval_by_hand():
     assert hi - 2 == pytest.approx(4.302652729749464 / 3**0.5, rel=1e-12) and lo + hi == pytest.approx(4)
 
 
+def _hamilton(p: np.ndarray, digits: int = 6) -> list[float]:
+    """``p`` in units of 10**-digits summing to 1 (Hamilton's largest remainder method): every value floored, then
+    the units missing given one each to the largest remainders."""
+    scale = 10 ** digits
+    exact = [float(x) * scale for x in p]
+    units = [math.floor(e) for e in exact]
+    for i in sorted(range(len(p)), key=lambda i: exact[i] - units[i], reverse=True)[:scale - sum(units)]:
+        units[i] += 1
+    return [u / scale for u in units]
+
+
 def _hand_prior_records(train: list[dict], test: list[dict]) -> list[dict]:
     """The prior's predictions, built straight from the JSON labels (the floor of 1e-6 applied)."""
     levels = ["2", "1", "0", "-1", "-2"]
@@ -69,7 +83,7 @@ def _hand_prior_records(train: list[dict], test: list[dict]) -> list[dict]:
 
     def dist(v: np.ndarray, labels: list[str]) -> dict:
         v = np.clip(v, 1e-6, None)
-        return {lab: round(float(x), 6) for lab, x in zip(labels, v / v.sum(), strict=True)}
+        return dict(zip(labels, _hamilton(v / v.sum()), strict=True))
 
     out = []
     for rec in test:
@@ -213,3 +227,23 @@ def test_empty_folds_named_are_among_the_k(en60_records, n, k):
 
 def _subsets(records, n):
     return (records[i:i + n] for i in range(len(records) - n + 1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=2, max_size=7).filter(lambda xs: sum(xs) > 1e-3),
+       st.sampled_from([0.0, 0.03]))
+def test_a_run_files_probabilities_sum_to_one_in_their_digits(xs, floor):
+    """Each predicted distribution is written in units of 1e-6 that add up to exactly 1e6 (plain rounding of
+    three thirds gives 0.999999): equal to Hamilton's largest remainder method, within one unit of the
+    probability, a zero kept zero."""
+    from dialeval.models.data import rounded
+
+    p = np.asarray(xs) / sum(xs)
+    p[p < floor] = 0
+    p = p / p.sum()
+    levels = tuple(f"L{i}" for i in range(len(p)))
+    got = list(rounded(levels, p).values())
+    assert sum(round(v * 1e6) for v in got) == 10**6
+    assert got == pytest.approx(_hamilton(p), abs=1.5e-6)
+    assert all(abs(g - x) <= 1e-6 + 1e-12 for g, x in zip(got, p, strict=True))
+    assert all(g == 0 for g, x in zip(got, p, strict=True) if x == 0)

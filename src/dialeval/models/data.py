@@ -151,8 +151,35 @@ class TurnTable:
 
 
 def rounded(levels: tuple[str, ...], row: np.ndarray, digits: int = 6) -> dict[str, float]:
-    """A distribution as a run file holds it: ``{level: probability rounded to digits}``."""
-    return dict(zip(levels, (round(float(v), digits) for v in row), strict=True))
+    """A distribution as a run file holds it: ``{level: probability rounded to digits}``, summing to 1 exactly
+    in those digits.
+
+    Each probability is rounded to ``digits`` decimals; when the rounded values do not add up to 1 (three
+    thirds: 0.333333 x 3), the units of the last digit missing (or over) go to the levels whose rounding lost
+    (or gained) the most, the largest remainder method, so no probability moves by more than one unit and a
+    zero stays zero. A row that is not a distribution (its sum off 1 by more than a unit per level) is only
+    rounded.
+
+    Examples
+    --------
+    >>> rounded(("O", "T", "X"), np.array([1, 1, 1]) / 3)
+    {'O': 0.333334, 'T': 0.333333, 'X': 0.333333}
+    >>> rounded(("O", "T", "X"), np.array([0.5, 0.25, 0.25]))
+    {'O': 0.5, 'T': 0.25, 'X': 0.25}
+    """
+    scale = 10 ** digits
+    units = [round(float(v), digits) * scale for v in row]
+    whole = [round(u) for u in units]
+    short = scale - sum(whole)
+    if short and abs(short) <= len(whole):
+        exact = [float(v) * scale for v in row]
+        if abs(sum(exact) - scale) <= len(whole):
+            # the levels whose rounding lost most first (units missing), or gained most (units over)
+            order = sorted(range(len(whole)), key=lambda i: whole[i] - exact[i], reverse=short < 0)
+            step = 1 if short > 0 else -1
+            for i in order[:abs(short)]:
+                whole[i] += step
+    return dict(zip(levels, (w / scale for w in whole), strict=True))
 
 
 @dataclass
