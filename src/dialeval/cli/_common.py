@@ -7,7 +7,7 @@ import re
 import sys
 import textwrap
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
@@ -86,14 +86,17 @@ def _resolved(path: Path, name: str) -> Path:
         raise DialevalError(f"{name} {path} is a loop of symbolic links; give a file") from None
 
 
-def outputs_apart(inputs: Iterable[object], outputs: dict[str, object], *, folders: Iterable[str] = ()) -> None:
+def outputs_apart(inputs: Iterable[object], outputs: dict[str, object], *,
+                  folders: Iterable[str] | Mapping[str, Callable[[str], bool]] = ()) -> None:
     """An error, before any work, when an output would destroy an input or another output: it names a file that
     is an input (``evaluate run.json gold.json --per-dialogue run.json``) or a file of an input folder
     (``predict logs/ --out logs/x.log.json``); it is an input folder (``train data/ --out data``); an output
     folder (``folders``: the outputs written as a folder of files named after the inputs) holds an input file
-    (``predict shards/b.jsonl --out shards``); or it is the same path as another output (``predict --out y.json
-    --scores y.json``). ``outputs``: how the user gave each (``--per-dialogue``, ``DST``) -> its path, or None.
-    A new file inside an input folder (a plot, a CSV) is allowed.
+    (``predict shards/b.jsonl --out shards``), or, for an output folder whose file names are known (``folders``
+    as a mapping to a test of a file name: ``compare``'s report, its Discpower files), an input of a name it
+    writes or removes there (``compare runs/comparison.json --out runs``); or it is the same path as another
+    output (``predict --out y.json --scores y.json``). ``outputs``: how the user gave each (``--per-dialogue``,
+    ``DST``) -> its path, or None. A new file inside an input folder (a plot, a CSV) is allowed.
 
     Raises
     ------
@@ -104,7 +107,7 @@ def outputs_apart(inputs: Iterable[object], outputs: dict[str, object], *, folde
 
     given = [Path(os.fspath(i)) for i in inputs if isinstance(i, str | os.PathLike)]
     given = [(i, _resolved(i, "input")) for i in given if i.exists()]
-    folders = set(folders)
+    owns = dict(folders) if isinstance(folders, Mapping) else dict.fromkeys(folders, lambda _name: True)
     seen: dict[Path, str] = {}
     for name, value in outputs.items():
         if not isinstance(value, str | os.PathLike):
@@ -123,7 +126,10 @@ def outputs_apart(inputs: Iterable[object], outputs: dict[str, object], *, folde
             if i.is_dir() and here == there:
                 raise DialevalError(f"{name} {out_path} is the input folder; writing there would overwrite or "
                                     "add to that input: give another folder")
-            if name in folders and i.is_file() and here == there.parent:
+            if name in owns and i.is_file() and here == there.parent and owns[name](there.name):
+                if isinstance(folders, Mapping):
+                    raise DialevalError(f"{name} {out_path} holds the input {i}, a file it writes or removes there: "
+                                        "give another folder")
                 raise DialevalError(f"{name} {out_path} is the folder of the input {i}; writing there could "
                                     "overwrite it: give another folder")
 

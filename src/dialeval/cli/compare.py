@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.cli._common import choice_enum, err, named_as_options, warn
+from dialeval.cli._common import choice_enum, err, named_as_options, outputs_apart, warn
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, load
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import check_output_folder, make_folder
@@ -95,7 +95,9 @@ def register(app: typer.Typer) -> None:
         for folder, what in ((out_dir, "the report"), (matrix_out, "the Discpower files")):
             if folder is not None:  # before the work: a wrong --out costs nothing
                 check_output_folder(folder, what)
-        _inputs_apart([*files, gold], out_dir, matrix_out)
+        for option, folder, owns in (("--out", out_dir, _REPORT_FILES.__contains__),
+                                     ("--matrix-out", matrix_out, _is_discpower_file)):  # may be one folder
+            outputs_apart([*files, gold], {option: folder}, folders={option: owns})
         for f in files:
             check_not_swapped(f, gold, usage="dialeval compare RUN... --gold GOLD")
         if matrix_out is not None:
@@ -154,26 +156,17 @@ def _write_whole(out_dir: Path, write) -> list[Path]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _inputs_apart(inputs: list[Path], out_dir: Path | None, matrix_out: Path | None) -> None:
-    """Refuse, before the work, a report or Discpower folder whose files would overwrite or remove an input (a run
-    named ``comparison.json`` in ``--out``: the JSON report would overwrite it, another format's report would remove
-    it as an earlier report's file)."""
-    names = {n for f in REPORT_FORMATS.values() for n in f.file_names()} | {f"means.{x}" for x in PLOT_FORMATS}
-    for folder, option, ours in ((out_dir, "--out", names), (matrix_out, "--matrix-out", None)):
-        if folder is None or not folder.is_dir():
-            continue
-        here = folder.resolve()
-        for f in inputs:
-            p = f.resolve()
-            if p.parent == here and (p.name in ours if ours is not None else
-                                     p.name in ("runs.txt", "topics.txt") or p.suffix == ".matrix"):
-                raise DialevalError(f"{option} {folder} holds the input {f} (a file the report writes or removes "
-                                    f"there); write the {'report' if ours is not None else 'Discpower files'} to "
-                                    "another folder")
+_REPORT_FILES = frozenset({n for f in REPORT_FORMATS.values() for n in f.file_names()}
+                          | {f"means.{x}" for x in PLOT_FORMATS})
+"""The files a report folder (``--out``) holds: each format's report and the plot (an earlier report's are removed)."""
+
+
+def _is_discpower_file(name: str) -> bool:
+    """Whether a Discpower folder (``--matrix-out``) writes or removes a file of this name."""
+    return name in ("runs.txt", "topics.txt") or name.endswith(".matrix")
 
 
 def _earlier_report_files(out_dir: Path, written: list[Path]) -> list[Path]:
     """Files that `compare` writes (a report's ``comparison*`` in any format, ``means.png``/``.svg``) that this run
     did not write: left beside the new report, they would describe another comparison."""
-    ours = {n for f in REPORT_FORMATS.values() for n in f.file_names()} | {f"means.{x}" for x in PLOT_FORMATS}
-    return sorted(out_dir / n for n in ours - {p.name for p in written} if (out_dir / n).is_file())
+    return sorted(out_dir / n for n in _REPORT_FILES - {p.name for p in written} if (out_dir / n).is_file())
