@@ -4,9 +4,13 @@ the code an annotator or a chat participant joined with, kept for the page it op
 
 A join form is Post/Redirect/Get: the POST checks the code and answers with a redirect (303) to the page's own
 address, which a reload, Back and Forward then open with a GET, with no "Confirm Form Resubmission". The code
-goes from the POST to that GET in a cookie (:data:`CODE_COOKIE`): ``HttpOnly``, ``SameSite=Strict`` (no other
-site's request carries it), ``Secure`` over HTTPS, valid only under the project's or collection's own path, and
-gone when the browser closes or the person leaves (:func:`forget_code`). The code is never in a URL.
+goes from the POST to that GET in a cookie (:data:`CODE_COOKIE`): ``HttpOnly``, ``SameSite=Lax``, ``Secure``
+over HTTPS, valid only under the project's or collection's own path, and gone when the browser closes or the
+person leaves (:func:`forget_code`). The code is never in a URL. ``Lax``, not ``Strict``: a link from another
+site (an e-mail, the crowdsourcing platform) opens the person's page again, a GET that changes nothing; no other
+site's POST carries the cookie, and no other site can read or frame the page that shows the code
+(``X-Frame-Options: DENY``, ``frame-ancestors 'none'``). The join page itself sends a person whose code is kept
+on to their page.
 
 The templates themselves (and their ``url_for``, which never reads the ``Host`` header) come from
 :func:`dialeval.service.urls.templates`.
@@ -64,12 +68,12 @@ def is_https(pages: Jinja2Templates, request: Request) -> bool:
 def remember_code(pages: Jinja2Templates, request: Request, response: Response, scope: str, code: str,
                   name: str | None = None) -> Response:
     """Keep ``code`` (and a chat participant's ``name``) for the pages under path ``scope`` (``/annotate/p1``,
-    under the ASGI root path): session cookies, ``HttpOnly``, ``SameSite=Strict``, ``Secure`` over HTTPS."""
+    under the ASGI root path): session cookies, ``HttpOnly``, ``SameSite=Lax``, ``Secure`` over HTTPS."""
     secure = is_https(pages, request)
-    response.set_cookie(CODE_COOKIE, quote(code, safe=""), httponly=True, samesite="strict", secure=secure,
+    response.set_cookie(CODE_COOKIE, quote(code, safe=""), httponly=True, samesite="lax", secure=secure,
                         path=scope)
     if name is not None:
-        response.set_cookie(NAME_COOKIE, quote(name, safe=""), httponly=True, samesite="strict", secure=secure,
+        response.set_cookie(NAME_COOKIE, quote(name, safe=""), httponly=True, samesite="lax", secure=secure,
                             path=scope)
     return response
 
@@ -87,7 +91,7 @@ def forget_code(pages: Jinja2Templates, request: Request, response: Response, sc
     """Clear what :func:`remember_code` kept under ``scope`` (the person left, or the code was refused)."""
     for cookie in (CODE_COOKIE, NAME_COOKIE):
         response.delete_cookie(cookie, path=scope, secure=is_https(pages, request), httponly=True,
-                               samesite="strict")
+                               samesite="lax")
     return response
 
 

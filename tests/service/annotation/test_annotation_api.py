@@ -429,7 +429,8 @@ def test_a_chat_the_engine_never_answered_is_left_out_not_labelled_on_the_users_
 def test_joining_is_post_redirect_get_with_the_code_in_a_cookie_of_the_projects_path(pj):
     """The join form's answer is a redirect (303) to the annotate page's own address, so a reload, Back or
     Forward opens it with a GET and never asks to send the form again. The code goes there in a session cookie:
-    HttpOnly, SameSite=Strict, under the project's path only, never in a URL. Leave forgets it; a code refused
+    HttpOnly, SameSite=Lax (a link from another site opens the page again), under the project's path only, never
+    in a URL; the join page sends a person whose code is kept on to their page. Leave forgets it; a code refused
     since (the annotator excluded) is forgotten too."""
     [code] = pj.project("p1", chats_corpus(1), overlap=1, n_codes=1)
     [other] = pj.project("p2", chats_corpus(1), overlap=1, n_codes=1)
@@ -440,12 +441,14 @@ def test_joining_is_post_redirect_get_with_the_code_in_a_cookie_of_the_projects_
     [cookie] = [c for c in r.headers.get_list("set-cookie") if c.startswith("dialeval_code=")]
     attrs = {a.strip().split("=")[0].lower() for a in cookie.split(";")}
     assert {"httponly", "samesite", "path"} <= attrs and "max-age" not in attrs and "expires" not in attrs
-    assert "Path=/annotate/p1;" in cookie + ";" and "SameSite=strict" in cookie and "Secure" not in cookie
+    assert "Path=/annotate/p1;" in cookie + ";" and "SameSite=lax" in cookie and "Secure" not in cookie
     assert code not in r.headers["location"]
     for _ in range(2):  # the page, and its reload
         r = pj.client.get("/annotate/p1/join", follow_redirects=False)
         assert r.status_code == 200 and f'data-code="{code}"' in r.text and "you are A001" in r.text
         assert r.headers["cache-control"] == "no-store"
+    r = pj.client.get("/annotate/p1", follow_redirects=False)  # the invitation's link, opened again
+    assert r.status_code == 303 and r.headers["location"] == "/annotate/p1/join"
     # another project's page never gets this project's code
     r = pj.client.get("/annotate/p2/join", follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"] == "/annotate/p2"

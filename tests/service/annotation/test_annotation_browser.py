@@ -507,3 +507,34 @@ def test_the_annotate_page_works_under_a_path_prefix(sqlite_url, browser):
             assert problems == []
     finally:
         pj.close()
+
+
+def test_an_excluded_annotators_page_stops_and_says_so_once(sqlite_url, browser):
+    """The organisers exclude an annotator while their page is open: the next key's save is refused (403) and
+    the page stops at once, saying the code no longer works, instead of asking for that label again and then
+    counting it as missing on Enter; every button is disabled."""
+    from annotation_support import chats_corpus
+
+    pj = Projects(sqlite_url)
+    with_csp(pj.app)
+    try:
+        projects.create_project(pj.db, "x1", chats_corpus(2), "wochat", 1, pj.clock())
+        [code] = invitations.create_invitations(pj.db, "annotation", "x1", 1, pj.clock())
+        with LiveServer(pj.app) as server:
+            p, problems = _join(browser, server, "x1", code, turns=4)
+            p.locator("#item-title").click()
+            p.keyboard.press("1")
+            expect(p.locator("#saved")).to_have_text("saved")
+            projects.exclude_annotator(pj.db, "x1", "A001", pj.clock())
+            p.keyboard.press("2")
+            expect(p.locator("#error")).to_contain_text("Your code no longer works in this project")
+            p.keyboard.press("Enter")
+            p.wait_for_timeout(300)
+            said = p.inner_text("#error")
+            assert "give its label again" not in said and "still missing" not in p.inner_text("#saved"), said
+            assert said.count("no longer works") == 1
+            expect(p.locator("#submit")).to_be_disabled()
+            assert p.locator("#annotate .control button:enabled").count() == 0
+            assert [x for x in problems if "Failed to load resource" not in x] == []
+    finally:
+        pj.close()

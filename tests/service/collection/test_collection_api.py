@@ -410,7 +410,7 @@ def test_a_nickname_that_is_the_engine_s_name_is_refused(ch):
 def test_joining_is_post_redirect_get_with_code_and_name_in_cookies_of_the_collections_path(ch):
     """The join form's answer is a redirect (303) to the chat page's own address: a reload opens it with a GET
     (the open chat goes on) and never sends the form again. The code and the name, whatever its script, go there
-    in session cookies, HttpOnly, SameSite=Strict, under the collection's path only; Leave forgets them, and a
+    in session cookies, HttpOnly, SameSite=Lax, under the collection's path only; Leave forgets them, and a
     code revoked since is forgotten."""
     from dialeval.service import invitations
 
@@ -425,13 +425,16 @@ def test_joining_is_post_redirect_get_with_code_and_name_in_cookies_of_the_colle
     assert len([c for c in cookies if c.startswith(("dialeval_code=", "dialeval_name="))]) == 2
     for c in cookies:
         if c.startswith(("dialeval_code=", "dialeval_name=")):
-            assert "HttpOnly" in c and "SameSite=strict" in c and "Path=/collections/c1" in c, c
+            assert "HttpOnly" in c and "SameSite=lax" in c and "Path=/collections/c1" in c, c
             assert "Max-Age" not in c and "expires" not in c.lower(), c
     for _ in range(2):  # the page, and its reload
         r = ch.client.get("/collections/c1/join", follow_redirects=False)
         assert r.status_code == 200 and f'data-code="{code}"' in r.text
         assert 'data-nickname="Zoë 李 O&#39;Neil"' in r.text, r.text
+    r = ch.client.get("/collections/c1", follow_redirects=False)  # the invitation's link, opened again
+    assert r.status_code == 303 and r.headers["location"] == "/collections/c1/join"
     assert ch.client.get("/collections/c2/join", follow_redirects=False).status_code == 303  # not c2's
+    assert 'id="join-form"' in ch.client.get("/collections/c2").text
     r = ch.client.post("/collections/c1/leave", data={"csrf": token}, follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"] == "/collections/c1"
     assert ch.client.get("/collections/c1/join", follow_redirects=False).status_code == 303
@@ -451,3 +454,13 @@ def test_a_turns_position_is_a_whole_number_over_http_as_over_the_websocket(ch):
         assert r.status_code == 422 and "position" in r.text, (bad, r.text)
     r = ch.call("POST", f"/api/collections/c1/sessions/{sid}/turns", code, {"utterance": "hi", "position": 1})
     assert r.status_code == 201, r.text
+
+
+def test_the_chat_says_the_participants_name_as_its_log_keeps_it(ch):
+    """Joining an open chat again under another name: the state's ``your_name`` is the name the chat keeps (the
+    one its log is written with), so the page shows that name on the participant's turns, not the new one."""
+    [code] = ch.collection("c1", n_codes=1)
+    s = ch.call("POST", "/api/collections/c1/sessions", code, {"name": "Zoë"}).json()
+    assert s["your_name"] == "Zoë"
+    again = ch.call("POST", "/api/collections/c1/sessions", code, {"name": "Other name"}).json()
+    assert again["id"] == s["id"] and again["your_name"] == "Zoë"

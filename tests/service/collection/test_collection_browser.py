@@ -379,3 +379,24 @@ def test_the_chat_pages_work_under_a_path_prefix(sqlite_url, browser):
             assert problems1 == [] and problems2 == []
     finally:
         ch.close()
+
+
+def test_a_code_revoked_mid_chat_stops_the_page_and_says_so(sqlite_url, browser):
+    """The organisers revoke a participant's code while the chat page is open: the next message is refused (401)
+    and the page says the code no longer works and stops (box, Send and End disabled), not "Your turn"."""
+    from dialeval.service import invitations
+
+    got = {}
+    with _echo_chat(sqlite_url, browser, lambda ch, code: got.update(code=code)) as (ch, page, problems):
+        page.fill("#utterance", "hello")
+        page.press("#utterance", "Enter")
+        expect(page.locator("#turns li")).to_have_count(2)
+        page.wait_for_selector("#send:enabled")
+        invitations.revoke_code(ch.db, got["code"], ch.clock())
+        page.fill("#utterance", "are you there?")
+        page.press("#utterance", "Enter")
+        expect(page.locator("#chat-error")).to_contain_text("Your code no longer works in this collection")
+        expect(page.locator("#utterance")).to_be_disabled()
+        expect(page.locator("#end")).to_be_disabled()
+        expect(page.locator("#chat-status")).to_have_text("This chat cannot go on from this page.")
+        assert _expected_noise(problems) == []

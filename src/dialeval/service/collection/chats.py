@@ -492,6 +492,8 @@ def session_state(c: Collection, sess: ChatSession, turns: list[ChatTurn], inv: 
     only: a chat that has ended or was abandoned waits for no reply (a retry there is a 409)."""
     role = role_in(sess, inv, c.human_human)
     out = {"id": sess.id, "collection": c.name, "status": sess.status, "you": role,
+           # the name this chat keeps for the participant (its log's), not the one typed when joining again
+           "your_name": sess.user1_name if sess.user1_invitation_id == inv.id else sess.user2_name,
            "dialogue_id": None if sess.number is None else sessions.dialogue_id(c.engine_name, sess.number),
            "max_turns": c.max_turns, "end_reason": sess.end_reason,
            # only an active chat waits for a reply: an ended one offers no Retry, whatever failed before

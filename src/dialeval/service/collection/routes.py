@@ -285,6 +285,9 @@ def collection_router(db: Database, settings: Settings) -> APIRouter:
 
     @router.get("/collections/{name}", response_class=HTMLResponse, include_in_schema=False)
     def join_page(request: Request, name: str) -> HTMLResponse:
+        """The join form; a person whose code this browser keeps (joined, not left) goes on to their page."""
+        if remembered_code(request)[0]:
+            return RedirectResponse(scope(request, name) + "/join", status_code=303)
         try:
             c = chats.get_collection(db, name)
         except ServiceError as e:

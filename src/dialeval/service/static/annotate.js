@@ -21,7 +21,7 @@
   if (!root) return;
   const cfg = { project: root.dataset.project, code: root.dataset.code };
   const api = root.dataset.api;  // the project's API under the service's path prefix, as the page gives it
-  const call = window.dialevalApi(api, cfg.code);
+  const call = window.dialevalApi(api, cfg.code, codeRefused);
   const $ = (id) => document.getElementById(id);
   const el = (tag, cls, text) => {
     const e = document.createElement(tag);
@@ -44,11 +44,12 @@
                                     // its change only if no later one was made)
   const saveErrors = new Map();     // "turn|scale" -> why its last save failed (shown until it is saved again)
   let errorText = "";               // any other error (the start, a submit, the next item)
+  let closed = "";                  // why the code no longer works here (excluded, revoked): the page has stopped
 
   // The error box shows every label whose save failed (until it is saved again) and the last other error.
   function showErrors() {
-    const msgs = [...saveErrors.values()];
-    if (errorText) msgs.push(errorText);
+    const msgs = closed ? [closed] : [...saveErrors.values()];  // once stopped, that is all there is to say
+    if (errorText && !closed) msgs.push(errorText);
     const msg = msgs.join("\n");
     const e = $("error");
     const changed = e.textContent !== msg;
@@ -63,7 +64,22 @@
     showErrors();
   }
 
-  function say(msg) { $("saved").textContent = msg; }   // the page's one live region (aria-live polite)
+  function say(msg) { if (!closed) $("saved").textContent = msg; }   // the page's one live region (polite)
+
+  // The server refused the code itself (the organisers excluded this annotator or revoked the code): nothing
+  // can be saved or submitted any more. The page stops at once and says so, once, instead of asking for each
+  // label again; the labels saved before stay saved.
+  function codeRefused(e) {
+    if (closed) return;
+    say("");
+    closed = "Your code no longer works in this project (" + e.message + "). Labels saved before this are kept; " +
+      "nothing more can be saved from this page.";
+    lost = true;  // no label changes, no submit, no next item
+    setMinus("");
+    for (const b of root.querySelectorAll("button")) b.disabled = true;
+    $("lost").hidden = true;
+    showErrors();
+  }
 
   function key(turn, scale) { return turn + "|" + scale; }
   function unitName(turn) { return Number(turn) === -1 ? "dialogue" : "turn " + turn; }
@@ -486,7 +502,7 @@
 
   const MODIFIERS = new Set(["Shift", "Control", "Alt", "AltGraph", "Meta", "CapsLock", "NumLock", "Dead"]);
   document.addEventListener("keydown", (ev) => {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey || MODIFIERS.has(ev.key)) return;
+    if (closed || ev.ctrlKey || ev.metaKey || ev.altKey || MODIFIERS.has(ev.key)) return;
     const t = ev.target;
     if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
     const k = ev.key;

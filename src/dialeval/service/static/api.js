@@ -2,8 +2,10 @@
 // Loaded before chat.js / annotate.js; no inline script anywhere (the service's CSP forbids it).
 "use strict";
 
-window.dialevalApi = function (base, code) {
-  // call(method, path, body): the parsed JSON answer, or an Error with the server's message.
+window.dialevalApi = function (base, code, refused) {
+  // call(method, path, body): the parsed JSON answer, or an Error with the server's message. refused(error), if
+  // given, is called when the server refuses the code itself (401: not, or no longer, a valid code; 403: its
+  // work closed by the organisers): the page then stops, and says so once.
   return async function call(method, path, body) {
     const headers = { "Authorization": "Bearer " + code };
     if (body !== undefined) headers["Content-Type"] = "application/json";
@@ -23,6 +25,7 @@ window.dialevalApi = function (base, code) {
       const e = new Error(typeof d === "string" ? d
         : (Array.isArray(d) ? d.map((x) => x.msg || x).join("; ") : "the server answered " + r.status));
       e.status = r.status;  // e.g. 409: the page may ask what became of the item or chat
+      if ((r.status === 401 || r.status === 403) && refused) refused(e);
       throw e;
     }
     return data;

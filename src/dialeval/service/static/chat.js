@@ -9,7 +9,7 @@
   const cfg = root.dataset;
   const humanHuman = cfg.kind === "human-human";
   const api = cfg.api;  // the collection's API under the service's path prefix, as the page gives it
-  const call = window.dialevalApi(api, cfg.code);
+  const call = window.dialevalApi(api, cfg.code, codeRefused);
   const el = (id) => document.getElementById(id);
   const turnsEl = el("turns"), statusEl = el("chat-status"), errorEl = el("chat-error");
   const input = el("utterance"), sendBtn = el("send"), endBtn = el("end"), retryBtn = el("retry");
@@ -25,10 +25,23 @@
   let pending = null;
   let nudged = false;  // Enter was pressed while sending had to wait
 
-  function setStatus(text) { statusEl.textContent = text; }
+  // why the code no longer works here (the organisers revoked it): the page has stopped and says only that
+  let closed = "";
+  function setStatus(text) { statusEl.textContent = closed ? "This chat cannot go on from this page." : text; }
   function showError(text) {
+    text = closed || text;
     errorEl.textContent = text || "";
     errorEl.hidden = !text;
+  }
+  // The server refused the code itself (revoked since the page opened): nothing can be sent any more. The page
+  // stops at once and says so, once; the turns sent before are kept.
+  function codeRefused(e) {
+    if (closed) return;
+    closed = "Your code no longer works in this collection (" + e.message + "). What was said before is kept; " +
+      "nothing more can be sent from this page.";
+    if (socket) socket.close();
+    render();
+    showError("");
   }
   // The engine's failure as the participant reads it: the API's engine_error names the cause for the
   // organisers (an exception's class, an HTTP status, a JSON path), which means nothing to a participant.
@@ -50,7 +63,10 @@
     return n;
   }
   function roleName(speaker) {
-    if (session && speaker === session.you) return cfg.nickname ? cfg.nickname + " (you)" : "you";
+    if (session && speaker === session.you) {  // the chat's own name for the participant (its log's)
+      const name = session.your_name || cfg.nickname;
+      return name ? name + " (you)" : "you";
+    }
     if (speaker === "SYSTEM") return cfg.engine;
     return "the other person";
   }
@@ -149,6 +165,12 @@
       Boolean(a.closest("[hidden]"));
   }
   function render() {
+    if (closed) {
+      for (const b of [input, sendBtn, endBtn, retryBtn, againBtn]) b.disabled = true;
+      noteEl.hidden = true;
+      setStatus("");
+      return;
+    }
     const open = Boolean(session) && session.status === "active";
     const canSend = open && myTurn() && !busy && !(session.engine_error);
     // human-machine: the box stays open while the chat goes on, so the participant can type on while the reply
@@ -288,6 +310,7 @@
       const msg = JSON.parse(ev.data);
       if (msg.type === "turn") { addTurn(msg.turn); render(); }
       else if (msg.type === "state") { absorb(msg.session); }
+      else if (msg.type === "error" && (msg.status === 401 || msg.status === 403)) codeRefused({ message: msg.detail });
       else if (msg.type === "error") { showError(msg.detail); }
     });
     socket.addEventListener("close", () => {
