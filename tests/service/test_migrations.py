@@ -132,3 +132,28 @@ def test_an_empty_sqlite_file_is_not_a_database_to_a_command_that_only_reads(tmp
     with pytest.raises(DialevalError, match="is an empty file"):
         Database(f"sqlite:///{f}", create=False)
     assert f.stat().st_size == 0
+
+
+def test_a_command_that_only_reads_makes_no_schema_in_an_empty_database(db_url, capsys):
+    """`dialeval admin list-tasks` on an empty PostgreSQL schema (or SQLite file holding no table of dialeval's)
+    made dialeval's 17 tables there; it is now an error naming the database, and nothing is made."""
+    from sqlalchemy import inspect
+
+    from dialeval.cli.main import run
+
+    if db_url.startswith("sqlite"):  # a SQLite database file with no table (a file that is not there is refused)
+        import sqlite3
+
+        con = sqlite3.connect(db_url.removeprefix("sqlite:///"))
+        con.execute("PRAGMA user_version = 1")
+        con.close()
+    assert run(["admin", "list-tasks", "--database-url", db_url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the database ") and "holds no dialeval data" in err and err.count("\n") == 1
+    eng = create_engine(db_url)
+    try:
+        assert inspect(eng).get_table_names() == []
+    finally:
+        eng.dispose()
+    Database(db_url)                                        # a command that adds to it makes the schema
+    assert run(["admin", "list-tasks", "--database-url", db_url]) == 0

@@ -161,15 +161,16 @@ class Database:
     migrate : bool, default True
         Create or upgrade the schema to the newest migration on open.
     create : bool, default True
-        Create a SQLite file (and its folders) that is not there. False for a command that only reads or changes
-        what is in the database: a mistyped path is then an error naming the file, not an empty database.
-        (A PostgreSQL database is never created here.)
+        Create a SQLite file (and its folders) that is not there, and dialeval's schema in an empty database. False
+        for a command that only reads or changes what is in the database: a mistyped path or database name is
+        then an error naming it, not a new empty dialeval database (neither a file nor tables are made). (A
+        PostgreSQL database itself is never created here.)
 
     Raises
     ------
     DialevalError
-        A URL :func:`check_url` refuses; with ``create=False``, a SQLite file that is not there; a database that
-        cannot be opened or was written by a newer dialeval.
+        A URL :func:`check_url` refuses; with ``create=False``, a SQLite file that is not there or a database
+        with no dialeval schema; a database that cannot be opened or was written by a newer dialeval.
     """
 
     def __init__(self, url: str, *, migrate: bool = True, create: bool = True) -> None:
@@ -191,8 +192,13 @@ class Database:
         if migrate:
             from alembic.util.exc import CommandError
 
-            from dialeval.service.migrate import upgrade
+            from dialeval.service.migrate import current, upgrade
             try:
+                if not create and current(self.engine) is None:  # nothing of dialeval's there: not made now
+                    self.engine.dispose()
+                    raise DialevalError(f"the database {self!r} holds no dialeval data (no dialeval schema); check "
+                                        f"--database-url or ${URL_ENV}, or create it with a command that adds to "
+                                        "it (dialeval admin create-task, create-team...)")
                 upgrade(self.engine)
             except DBAPIError as e:  # unreachable, refused, not a database file ("file is not a database")
                 self.engine.dispose()
