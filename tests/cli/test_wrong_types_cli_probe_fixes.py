@@ -117,3 +117,14 @@ def test_correlate_names_a_csv_rows_own_line_after_a_blank_line(tmp_path, capsys
     scores.write_text("id,score\nchatbot1-000,0.1\n\nchatbot1-001,abc\n", encoding="utf-8")
     assert cli(["correlate", str(corpus), "--scores", str(scores), "--dimension", "likeable", "-B", "50"]) == 2
     assert "line 4" in one_error(capsys)
+
+
+def test_a_compressed_run_not_named_so_is_said_to_be_compressed(tmp_path, tiny_gold, capsys):
+    """A gzip'd run named .json: "not UTF-8 text (byte 1)" said nothing of why; now it says it is gzip-compressed."""
+    import gzip
+
+    gold = write_json(tmp_path / "gold.json", tiny_gold)
+    run = tmp_path / "run.json"
+    run.write_bytes(gzip.compress(b"[]"))
+    assert cli(["evaluate", str(run), str(gold)]) == 2
+    assert "not UTF-8 text (byte 1); it is gzip-compressed: uncompress it first" in one_error(capsys)

@@ -28,7 +28,7 @@ import orjson
 
 from dialeval.errors import DialevalError
 from dialeval.io.atomic import write_bytes
-from dialeval.io.text import is_utf16, utf8_bytes
+from dialeval.io.text import is_utf16, packed_note, utf8_bytes
 
 STREAM_THRESHOLD = 4 * 1024 * 1024
 """Files larger than this (bytes) are streamed."""
@@ -117,7 +117,8 @@ def parse_json(data: bytes, name: str | None, byte_offset: int = 0, line_offset:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as u:
-        raise DialevalError(f"not UTF-8 text (byte {byte_offset + u.start}); JSON files must be UTF-8",
+        note = packed_note(data) if byte_offset == 0 else ""
+        raise DialevalError(f"not UTF-8 text (byte {byte_offset + u.start}){note}; JSON files must be UTF-8",
                             file=name) from None
     try:
         return json.loads(text)

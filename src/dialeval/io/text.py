@@ -80,6 +80,25 @@ def is_utf16(head: bytes, file: str | None = None) -> bool:
     return utf8_bytes(head[:4], file, partial=True) != head[:4].removeprefix(UTF8_BOM)
 
 
+_PACKED = ((b"\x1f\x8b", "gzip-compressed", "uncompress"), (b"PK\x03\x04", "a ZIP archive", "unpack"),
+           (b"BZh", "bzip2-compressed", "uncompress"), (b"\xfd7zXZ\x00", "xz-compressed", "uncompress"))
+
+
+def packed_note(data: bytes) -> str:
+    """``"; it is gzip-compressed: ..."`` when ``data`` starts as a compressed file or an archive does (whose
+    bytes are never UTF-8 text), else ``""``: said after "not UTF-8 text", so that the fix is plain.
+
+    Examples
+    --------
+    >>> packed_note(b"\\x1f\\x8b\\x08\\x00"), packed_note(b"[{")
+    ('; it is gzip-compressed: uncompress it first', '')
+    """
+    for magic, what, undo in _PACKED:
+        if data[:len(magic)] == magic:
+            return f"; it is {what}: {undo} it first"
+    return ""
+
+
 def decode_text(data: bytes, file: str | None = None) -> str:
     """The text of a file's bytes under the policy above; a one-line error for anything else.
 
@@ -92,7 +111,8 @@ def decode_text(data: bytes, file: str | None = None) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise DialevalError(f"not UTF-8 text (byte {e.start}: {e.reason}); save the file as UTF-8", file=file) from None
+        raise DialevalError(f"not UTF-8 text (byte {e.start}: {e.reason}){packed_note(data)}; save the file as UTF-8",
+                            file=file) from None
 
 
 def sniff_delimiter(text: str, file: str | None = None, delimiter: str | None = None) -> str:
