@@ -183,3 +183,13 @@ def test_client_reports_an_unreachable_server(capsys, tmp_path):
     f.write_bytes(dumps(RUN))
     assert cli(["submit", str(f), "--server", "http://127.0.0.1:9", "--task", "t", "--token", "x"]) == 2
     assert "cannot reach the service" in capsys.readouterr().err
+
+
+def test_create_task_names_its_rank_by_option(sqlite_url, files, capsys):
+    """A column --rank-by does not know is refused under the option's name, with the task's columns."""
+    gold, _runs = files
+    assert cli(["admin", "create-task", "dq", "--subtask", "quality", "--gold", str(gold), "--rank-by", "nosuch",
+                "--database-url", sqlite_url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --rank-by 'nosuch' is not allowed; allowed are quality.nmd.A, ") and \
+        err.count("\n") == 1, err

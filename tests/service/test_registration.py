@@ -331,3 +331,18 @@ def test_a_form_value_the_page_did_not_make_is_refused_never_a_500(service_any):
         r = s.client.post("/tasks/t1/submit", data={"token": s.team(f"t{len(bad)}{ord(bad[0])}"), "form_nonce": bad},
                           files={"file": ("run.json", b"[]", "application/json")})
         assert r.status_code == 422 and 'role="alert"' in r.text, repr(bad)
+
+
+@pytest.mark.parametrize("mode", ["open", "approve"])
+def test_an_invitation_code_where_none_counts_is_refused_not_ignored(sqlite_url, mode):
+    """A team that registers with a code on a server that takes none (``approve``: it would wait for approval
+    unaware that its code did nothing) is told so (422); without a code it registers as before."""
+    s = in_mode(sqlite_url, mode)
+    try:
+        r = s.client.post("/api/teams", json={"name": "coded", "invite": "dti_something"})
+        assert r.status_code == 422 and "without invitation codes" in r.text and mode in r.text, r.text
+        if mode == "approve":
+            assert "approve each team" in r.text
+        assert register(s, "plain").status_code == 201
+    finally:
+        s.close()

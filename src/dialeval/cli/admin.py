@@ -73,7 +73,7 @@ def create_task_cmd(
     due = parse_deadline(deadline)  # before the database is opened (or created)
     db = _db(database_url_)
     with named_as_options({"public fraction": "--public-fraction", "seed": "--seed", "daily limit": "--daily-limit",
-                           "total limit": "--total-limit"}):
+                           "total limit": "--total-limit", "rank-by column": "--rank-by"}):
         t = _service_call(tasks.create_task, db, name, subtask.value, gold.read_bytes(), gold.name, utcnow(),
                           public_fraction=public_fraction, seed=seed, daily_limit=daily_limit,
                           total_limit=total_limit, deadline=due, rank_by=rank_by)

@@ -84,7 +84,8 @@ def register_team(db: Database, name: object, affiliation: object, now: datetime
     Raises
     ------
     Invalid
-        If the name or affiliation is not acceptable text (:mod:`dialeval.service.names`).
+        If the name or affiliation is not acceptable text (:mod:`dialeval.service.names`), or an invitation code
+        is given to a server that takes none (``open``, ``approve``).
     Unauthorized
         In ``invite`` mode, without a valid code.
     Conflict
@@ -98,6 +99,10 @@ def register_team(db: Database, name: object, affiliation: object, now: datetime
         raise Invalid(f"team name is too long once normalised (NFKC); at most {MAX_NAME} plain characters")
     if mode == "invite":
         invitations.check(db, invite, "team")  # cheap refusal before the write lock
+    elif invite not in (None, ""):  # a code where none counts: said, not ignored (the team would wait unawares)
+        raise Invalid(f"this server registers teams without invitation codes (registration mode {mode!r}"
+                      + (": the organisers approve each team before it can submit" if mode == "approve" else "")
+                      + "); leave the invitation code out")
     token = new_token(TEAM_PREFIX)
     team = Team(name=name, name_key=key, name_skeleton=skel, affiliation=affiliation,
                 token_hash=hash_token(token), created_at=now, approved_at=None if mode == "approve" else now,

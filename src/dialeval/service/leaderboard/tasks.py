@@ -135,7 +135,7 @@ def create_task(db: Database, name: str, subtask: str, gold: bytes, gold_name: s
     columns = columns_of(prepared, subtask)
     rank_by = rank_by or columns[0]
     if rank_by not in columns:
-        raise DialevalError(f"rank-by column {describe(rank_by)} is not allowed; allowed are " + ", ".join(columns))
+        raise refused("rank-by column", rank_by, ", ".join(columns))
     secret = new_secret() if seed is None else None
     public = split_public(list(prepared.ids), public_fraction, seed, secret=secret)
     task = Task(name=name, subtask=subtask, columns=columns, rank_by=rank_by, n_dialogues=len(prepared),
