@@ -185,12 +185,14 @@ def test_approve_mode_end_to_end(db_url, capsys):
         assert refused.status_code == 403 and "awaits approval" in refused.json()["detail"]
         me = s.client.get("/api/me", headers={"Authorization": f"Bearer {token}"}).json()
         assert me["submissions"] == [] and me["quota"]["t1"]["remaining_total"] == 50
+        assert me["approved"] is False  # said, so that the team knows why its runs are refused
         assert cli(["admin", "list-teams", "--database-url", db_url]) == 0
         listed = capsys.readouterr().out
         assert '"approved": false' in listed and "waiting" in listed
         assert cli(["admin", "approve-team", "WAITING", "--database-url", db_url]) == 0
         capsys.readouterr()
         assert s.submit(token).status_code == 201
+        assert s.client.get("/api/me", headers={"Authorization": f"Bearer {token}"}).json()["approved"] is True
         assert cli(["admin", "approve-team", "nobody", "--database-url", db_url]) == 2
         page = register_by_page(s.client, {"name": "page-team"})
         assert page.status_code == 201 and "approved" in page.text

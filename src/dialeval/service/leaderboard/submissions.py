@@ -193,8 +193,8 @@ def submission_info(sub: Submission, task: Task) -> dict:
 
 
 def me(db: Database, team: Team, now: datetime) -> dict:
-    """The team, its submissions (newest first) and per task its remaining quota, deadline and state (``open``,
-    ``past its deadline`` or ``closed``)."""
+    """The team (``approved``: whether it may submit yet), its submissions (newest first) and per task its
+    remaining quota, deadline and state (``open``, ``past its deadline`` or ``closed``)."""
     tasks = {t.id: t for t in list_tasks(db)}
     with db.read() as s:
         subs = list(s.scalars(select(Submission).where(Submission.team_id == team.id)
@@ -207,5 +207,7 @@ def me(db: Database, team: Team, now: datetime) -> dict:
                           "retry_after": q.retry_after, "closed": t.closed_at is not None,
                           "deadline": t.deadline.isoformat() if t.deadline else None,
                           "state": task_state(t.closed_at, t.deadline, now)}
-    return {"team": team.name, "affiliation": team.affiliation,
+    # approved: False while the organisers have not approved the team (registration mode approve): no task takes
+    # its runs yet, whatever its quota says
+    return {"team": team.name, "affiliation": team.affiliation, "approved": team.approved_at is not None,
             "submissions": [submission_info(x, tasks[x.task_id]) for x in subs], "quota": quotas}
