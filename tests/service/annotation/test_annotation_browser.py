@@ -135,48 +135,56 @@ def _stc3_dialogue(sqlite_url, browser, project: str):
     finally:
         pj.close()
 
-def test_mouse_then_enter_submits_and_tab_then_space_chooses(sqlite_url, browser):
-    """Enter submits after labels were clicked with the mouse (the clicked button keeps the focus); Space
-    presses a label button reached with Tab; Enter with labels missing says so and makes the first the label in
-    focus."""
+
+@contextmanager
+def _two_chats(sqlite_url, browser, project: str):
+    """A wochat project ``project`` of two chats (overlap 1), its one annotator joined in the browser on the first
+    chat (4 turns): ``(pj, server, page, problems)``."""
     from annotation_support import chats_corpus
 
     pj = Projects(sqlite_url)
     with_csp(pj.app)
     try:
-        projects.create_project(pj.db, "m1", chats_corpus(2), "wochat", 1, pj.clock())
-        [code] = invitations.create_invitations(pj.db, "annotation", "m1", 1, pj.clock())
+        projects.create_project(pj.db, project, chats_corpus(2), "wochat", 1, pj.clock())
+        [code] = invitations.create_invitations(pj.db, "annotation", project, 1, pj.clock())
         with LiveServer(pj.app) as server:
-            p, problems = _join(browser, server, "m1", code, turns=4)
-            # 1. the keyboard: Tab to a label button, Space chooses it
-            p.locator("body").click()
-            for _ in range(40):
-                p.keyboard.press("Tab")
-                if p.evaluate("document.activeElement.getAttribute('aria-label')") == "turn 1 validity: VALID":
-                    break
-            p.keyboard.press("Space")
-            expect(p.locator(".control button:focus")).to_have_attribute("aria-checked", "true")
-            expect(p.locator("#item-title")).to_contain_text("Item")
-            p.locator("#item-title").click()  # a click elsewhere: the keyboard's Enter submits again
-            p.keyboard.press("Enter")  # one turn is still missing: said, and its keys act there
-            expect(p.locator("#saved")).to_contain_text("1 label still missing")
-            # 2. the mouse: the last label clicked, Enter submits the item
-            p.locator('.control.missing button[aria-label="turn 3 validity: INVALID"]').click()
-            expect(p.locator("#progress-text")).to_contain_text("this item: 2 of 2 labels")
-            p.keyboard.press("Enter")
-            expect(p.locator("#progress-text")).to_contain_text("you finished 1 item")
-            # 3. a reload opens the annotate page again (Post/Redirect/Get: no form sent again, no dialog)
-            p.reload()
-            assert p.url == f"{server.url}/annotate/m1/join"
-            expect(p.locator("#progress-text")).to_contain_text("you finished 1 item")
-            # 4. Leave: this browser forgets the code; the page's address is the join form again
-            p.click("form.leave button")
-            expect(p.locator("#join-form")).to_be_visible()
-            p.goto(f"{server.url}/annotate/m1/join")
-            expect(p.locator("#join-form")).to_be_visible()
-            assert problems == []
+            yield (pj, server, *_join(browser, server, project, code, turns=4))
     finally:
         pj.close()
+
+
+def test_mouse_then_enter_submits_and_tab_then_space_chooses(sqlite_url, browser):
+    """Enter submits after labels were clicked with the mouse (the clicked button keeps the focus); Space
+    presses a label button reached with Tab; Enter with labels missing says so and makes the first the label in
+    focus."""
+    with _two_chats(sqlite_url, browser, "m1") as (_pj, server, p, problems):
+        # 1. the keyboard: Tab to a label button, Space chooses it
+        p.locator("body").click()
+        for _ in range(40):
+            p.keyboard.press("Tab")
+            if p.evaluate("document.activeElement.getAttribute('aria-label')") == "turn 1 validity: VALID":
+                break
+        p.keyboard.press("Space")
+        expect(p.locator(".control button:focus")).to_have_attribute("aria-checked", "true")
+        expect(p.locator("#item-title")).to_contain_text("Item")
+        p.locator("#item-title").click()  # a click elsewhere: the keyboard's Enter submits again
+        p.keyboard.press("Enter")  # one turn is still missing: said, and its keys act there
+        expect(p.locator("#saved")).to_contain_text("1 label still missing")
+        # 2. the mouse: the last label clicked, Enter submits the item
+        p.locator('.control.missing button[aria-label="turn 3 validity: INVALID"]').click()
+        expect(p.locator("#progress-text")).to_contain_text("this item: 2 of 2 labels")
+        p.keyboard.press("Enter")
+        expect(p.locator("#progress-text")).to_contain_text("you finished 1 item")
+        # 3. a reload opens the annotate page again (Post/Redirect/Get: no form sent again, no dialog)
+        p.reload()
+        assert p.url == f"{server.url}/annotate/m1/join"
+        expect(p.locator("#progress-text")).to_contain_text("you finished 1 item")
+        # 4. Leave: this browser forgets the code; the page's address is the join form again
+        p.click("form.leave button")
+        expect(p.locator("#join-form")).to_be_visible()
+        p.goto(f"{server.url}/annotate/m1/join")
+        expect(p.locator("#join-form")).to_be_visible()
+        assert problems == []
 
 
 def test_numbered_levels_are_typed_as_written(sqlite_url, browser):
@@ -513,28 +521,18 @@ def test_an_excluded_annotators_page_stops_and_says_so_once(sqlite_url, browser)
     """The organisers exclude an annotator while their page is open: the next key's save is refused (403) and
     the page stops at once, saying the code no longer works, instead of asking for that label again and then
     counting it as missing on Enter; every button is disabled."""
-    from annotation_support import chats_corpus
-
-    pj = Projects(sqlite_url)
-    with_csp(pj.app)
-    try:
-        projects.create_project(pj.db, "x1", chats_corpus(2), "wochat", 1, pj.clock())
-        [code] = invitations.create_invitations(pj.db, "annotation", "x1", 1, pj.clock())
-        with LiveServer(pj.app) as server:
-            p, problems = _join(browser, server, "x1", code, turns=4)
-            p.locator("#item-title").click()
-            p.keyboard.press("1")
-            expect(p.locator("#saved")).to_have_text("saved")
-            projects.exclude_annotator(pj.db, "x1", "A001", pj.clock())
-            p.keyboard.press("2")
-            expect(p.locator("#error")).to_contain_text("Your code no longer works in this project")
-            p.keyboard.press("Enter")
-            p.wait_for_timeout(300)
-            said = p.inner_text("#error")
-            assert "give its label again" not in said and "still missing" not in p.inner_text("#saved"), said
-            assert said.count("no longer works") == 1
-            expect(p.locator("#submit")).to_be_disabled()
-            assert p.locator("#annotate .control button:enabled").count() == 0
-            assert [x for x in problems if "Failed to load resource" not in x] == []
-    finally:
-        pj.close()
+    with _two_chats(sqlite_url, browser, "x1") as (pj, _server, p, problems):
+        p.locator("#item-title").click()
+        p.keyboard.press("1")
+        expect(p.locator("#saved")).to_have_text("saved")
+        projects.exclude_annotator(pj.db, "x1", "A001", pj.clock())
+        p.keyboard.press("2")
+        expect(p.locator("#error")).to_contain_text("Your code no longer works in this project")
+        p.keyboard.press("Enter")
+        p.wait_for_timeout(300)
+        said = p.inner_text("#error")
+        assert "give its label again" not in said and "still missing" not in p.inner_text("#saved"), said
+        assert said.count("no longer works") == 1
+        expect(p.locator("#submit")).to_be_disabled()
+        assert p.locator("#annotate .control button:enabled").count() == 0
+        assert [x for x in problems if "Failed to load resource" not in x] == []
