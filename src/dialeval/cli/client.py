@@ -14,7 +14,6 @@ import contextlib
 import json
 import re
 import string
-import unicodedata
 from enum import StrEnum
 from pathlib import Path
 from urllib.parse import quote as url_quote
@@ -26,7 +25,7 @@ from rich.table import Table
 
 from dialeval.cli._common import err, tables
 from dialeval.errors import DialevalError, describe, quote
-from dialeval.service.names import SLUG_RULE, is_slug
+from dialeval.service.names import SLUG_RULE, character, is_slug
 
 SERVER_ENV, TOKEN_ENV = "DIALEVAL_SERVER", "DIALEVAL_TOKEN"
 TIMEOUT_S = 120.0
@@ -61,12 +60,6 @@ def shown_server(server: str) -> str:
     return quote(re.sub(r"^([^/]*//[^/@:]*:)[^/]*@", r"\1***@", server), 200)
 
 
-def _character(c: str) -> str:
-    """``c`` as a message names it: ``U+0020 (SPACE)``, ``U+000A (a control character)``."""
-    kind = "a control character" if unicodedata.category(c) == "Cc" else "an unnamed character"
-    return f"U+{ord(c):04X} ({unicodedata.name(c, kind)})"
-
-
 def check_server(value: str, where: str = "--server") -> str:
     """The service's URL ``value`` (outer whitespace dropped) if it is ``http(s)://HOST[:PORT][/PATH]``, else a
     :class:`DialevalError` naming ``where`` it came from, what it is and what is allowed.
@@ -89,7 +82,7 @@ def check_server(value: str, where: str = "--server") -> str:
 
     odd = next((c for c in text if c.isspace() or not c.isprintable()), None)
     if odd is not None:
-        raise invalid(f"it holds {_character(odd)}")
+        raise invalid(f"it holds {character(odd)}")
     try:
         parts = urlsplit(text)
     except ValueError as e:  # "Invalid IPv6 URL": a bracket not closed
@@ -133,7 +126,7 @@ def check_token(value: str, where: str = "--token") -> str:
                             f"{MAX_TOKEN} (the service's have 46; the token is not shown)")
     for i, c in enumerate(token, 1):
         if c not in TOKEN_ALPHABET:
-            raise DialevalError(f"the token given by {where} holds {_character(c)} at character {i}; allowed are "
+            raise DialevalError(f"the token given by {where} holds {character(c)} at character {i}; allowed are "
                                 f"{TOKEN_RULE} (the token is not shown)")
     return token
 

@@ -93,7 +93,7 @@ def _refused(c: str) -> bool:
     return cat in REFUSED_CATEGORIES or (cat == "Zs" and c != " ") or invisible(c)
 
 
-def _character(c: str) -> str:
+def character(c: str) -> str:
     """``c`` as a message names it: code point and Unicode name (or its kind, for an unnamed one)."""
     return f"U+{ord(c):04X} ({unicodedata.name(c, REFUSED_CATEGORIES.get(unicodedata.category(c), 'unnamed'))})"
 
@@ -106,7 +106,7 @@ def invisible_problem(name: str) -> str | None:
     """
     for c in name:
         if invisible(c):
-            return f"contains the invisible character {_character(c)}; letters, digits, punctuation and spaces only"
+            return f"contains the invisible character {character(c)}; letters, digits, punctuation and spaces only"
     return None
 
 
@@ -115,10 +115,10 @@ def name_problem(name: str) -> str | None:
     :data:`REFUSED_CATEGORIES`, a space other than U+0020, or an invisible character (:func:`invisible`)."""
     for c in name:
         if _refused(c):
-            return (f"contains the invisible or control character {_character(c)}; letters, digits, "
+            return (f"contains the invisible or control character {character(c)}; letters, digits, "
                     "punctuation and spaces only")
         if c == "\ufffd":  # a form's bytes that were not UTF-8 (%ff%fe) arrive as U+FFFD
-            return (f"contains {_character(c)}, which stands for bytes that were not UTF-8 text; send the name "
+            return (f"contains {character(c)}, which stands for bytes that were not UTF-8 text; send the name "
                     "as UTF-8")
     return None
 
