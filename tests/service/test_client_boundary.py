@@ -438,3 +438,10 @@ def test_a_runs_row_shows_that_runs_time(capsys):
         assert cli(["leaderboard", "--task", "t1", "--per", "run", "--server", url]) == 0
     out = capsys.readouterr().out
     assert "2026-01-02 03:04" in out and "2026-05-06" not in out and "time (UTC)" in out, out
+
+
+def test_submit_says_a_device_is_not_a_run_file(capsys):
+    """``submit /dev/null`` said "no such file" of a path that exists."""
+    assert cli(["submit", "/dev/null", "--task", "t1", "--token", "dt_x", "--server", "http://127.0.0.1:9"]) == 2
+    message, _ = one_error(capsys)
+    assert message == "error: /dev/null: not a regular file (a device, a pipe...); give a run file", message

@@ -459,7 +459,8 @@ def register(app: typer.Typer) -> None:
             raise DialevalError("is a folder; give a run file (JSON), or a ZIP of a folder of DBDC3 *.labels.json "
                                 "(zip it first)", file=str(file))
         if not file.is_file():
-            raise DialevalError("no such file", file=str(file))
+            raise DialevalError("not a regular file (a device, a pipe...); give a run file" if file.exists()
+                                else "no such file", file=str(file))
         with file.open("rb") as fh:
             res = request("POST", server, _task_path(task, "submissions"), token=token, expect=Submitted,
                           pending="the run may have been scored and counted all the same: see dialeval me",
