@@ -122,7 +122,7 @@ def test_run_encodings_give_the_same_scores(tmp_path, capsys, encoding):
     assert cli(["evaluate", str(DEMO_RUN), str(DEMO_GOLD)]) == 0
     ref = capsys.readouterr().out
     assert cli(["evaluate", str(p), str(DEMO_GOLD)]) == 0
-    assert capsys.readouterr().out == ref
+    assert capsys.readouterr().out == ref.replace(json.dumps(str(DEMO_RUN)), json.dumps(str(p)))  # named as given
 
 
 def test_gold_with_bom_and_streamed_utf16(tmp_path, monkeypatch):

@@ -128,3 +128,15 @@ def test_a_compressed_run_not_named_so_is_said_to_be_compressed(tmp_path, tiny_g
     run.write_bytes(gzip.compress(b"[]"))
     assert cli(["evaluate", str(run), str(gold)]) == 2
     assert "not UTF-8 text (byte 1); it is gzip-compressed: uncompress it first" in one_error(capsys)
+
+
+def test_evaluates_json_report_names_the_run_and_the_gold(tmp_path, tiny_gold, capsys):
+    """``evaluate --format json`` named neither file (its table's title does); its settings now do."""
+    gold = write_json(tmp_path / "gold.json", tiny_gold)
+    run = write_json(tmp_path / "run.json", [
+        {"id": d["id"], "quality": {k: {"2": 1} for k in "ASE"},
+         "nugget": [{"CNaN": 1} if t["sender"] == "customer" else {"HNaN": 1} for t in d["turns"]]}
+        for d in tiny_gold])
+    assert cli(["evaluate", str(run), str(gold), "--format", "json"]) == 0
+    settings = json.loads(capsys.readouterr().out)["settings"]
+    assert settings["run"] == str(run) and settings["gold"] == str(gold) and "dialeval_version" in settings

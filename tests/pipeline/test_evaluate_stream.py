@@ -29,7 +29,9 @@ def test_evaluate_a_prediction_folder_and_jsonl_gold(tmp_path, monkeypatch, shar
 
     def summary(*args: str) -> dict:
         assert run(["evaluate", *args]) == 0
-        return json.loads(capsys.readouterr().out)
+        got = json.loads(capsys.readouterr().out)
+        assert (got["settings"].pop("run"), got["settings"].pop("gold")) == args  # named as given
+        return got
 
     expected = summary(str(run_json), str(gold_json))
     assert expected["dialogues"]["scored"] == 30

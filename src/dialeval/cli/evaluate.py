@@ -24,7 +24,7 @@ from dialeval.cli._common import (
 )
 from dialeval.cli._corpus_io import FROM_HELP, NAMES_HELP, InFormat, NamePolicy, fmt_num, load, print_json
 from dialeval.cli._corpus_io import value as _value
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, first_few
 from dialeval.io.detect import check_not_swapped, rereadable
 from dialeval.io.stream import is_streamed, locate, read_records
 from dialeval.measures.ordinal import VARIANTS
@@ -190,14 +190,14 @@ def _report(s: Scores, submission: Path, gold: Path, *, per_dialogue: Path | Non
                   items_missing={scale: c["missing"] for scale, c in s.item_counts.items()})
     if s.extra_items:
         warn(f"{submission}: {len(s.extra_items)} predicted item(s) have no gold labels (an unrated turn or "
-             "dialogue), not scored: " + ", ".join(s.extra_items[:5]))
+             "dialogue), not scored: " + first_few(s.extra_items))
     if per_dialogue is not None:
         s.to_csv(per_dialogue)
     summary = s.summary()
     if dbdc3 is not None:
         summary["dbdc3"] = dbdc3
-    if format == OutFormat.json:
-        print_json(summary)
+    if format == OutFormat.json:  # the report names what it scored, as the table's title does
+        print_json({**summary, "settings": {"run": str(submission), "gold": str(gold), **summary["settings"]}})
         return
     show_summary(summary, f"{submission.name} vs {gold.name}", display.value)
 
