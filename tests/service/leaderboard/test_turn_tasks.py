@@ -290,3 +290,12 @@ def test_a_full_disk_is_a_503_not_a_422(svc, monkeypatch):
     monkeypatch.setattr(Path, "write_bytes", full)
     r = create(svc, "full", "wochat-validity", b"<dialogues/>", "g.xml")
     assert r.status_code == 503 and "try again later" in r.json()["detail"]
+
+
+def test_a_zip_for_a_dialogue_level_task_says_what_the_task_takes(svc):
+    """A ZIP sent to an STC-3 task was unpacked and read as DBDC3 labels files ("the folder holds no DBDC3 labels
+    files"); it is now refused with the layout the task takes."""
+    r = svc.submit(svc.team(), _zip({"run.json": b"[]"}), task="t1", filename="run.zip")
+    assert r.status_code == 422, r.text
+    assert "a ZIP archive is a run of a task scored per turn" in r.json()["detail"]
+    assert "STC-3/DialEval submission format" in r.json()["detail"]

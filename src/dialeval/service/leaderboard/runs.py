@@ -15,7 +15,7 @@ import numpy as np
 from dialeval import tasks as declared
 from dialeval.errors import DialevalError, describe, first_few, quote
 from dialeval.scoring import PreparedGold, Scores, score
-from dialeval.service.leaderboard.uploaded import run_records
+from dialeval.service.leaderboard.uploaded import is_zip, run_records
 
 SUBTASKS: tuple[str, ...] = declared.KEYS
 """What a service task can score: every declared task, by its key (:data:`dialeval.tasks.KEYS`)."""
@@ -42,8 +42,13 @@ class RunScores:
     settings: dict
 
 
-def read_run(data: bytes, filename: str) -> list:
-    """The records of an uploaded run: a JSON array, or a ZIP of DBDC3 labels (:func:`run_records`)."""
+def read_run(data: bytes, filename: str, key: str | None = None) -> list:
+    """The records of an uploaded run: a JSON array, or a ZIP of DBDC3 labels (:func:`run_records`); for a task
+    keyed ``key`` whose runs are dialogue records (STC-3's), a ZIP is refused with the layout the task takes (its
+    contents were read as DBDC3 labels files, and the refusal said none was there)."""
+    if key is not None and is_zip(data) and declared.get(key).subtask is not None:
+        raise DialevalError(f"a ZIP archive is a run of a task scored per turn (DBDC3 *.labels.json files); this "
+                            f"task takes {run_layout(key)}", file=filename)
     return run_records(data, filename)
 
 

@@ -77,7 +77,8 @@ def _score_in_child(key: tuple[str, str], gold: bytes | None, gold_name: str, pu
             _child_golds.popitem(last=False)
     _child_golds.move_to_end(key)
     try:
-        return "ok", score_run(read_run(data, filename), subtask, columns, pair[0], pair[1], filename=filename)
+        return "ok", score_run(read_run(data, filename, subtask), subtask, columns, pair[0], pair[1],
+                             filename=filename)
     except DialevalError as e:
         return "invalid", str(e)
 
@@ -148,8 +149,8 @@ class Scorer:
         """Score ``data`` for ``task`` (public half and full set); :class:`DialevalError` for a bad run."""
         if self.processes == 0:
             full, public = await run_in_threadpool(golds, self.db, task)
-            return await run_in_threadpool(lambda: score_run(read_run(data, filename), task.subtask, task.columns,
-                                                             full, public, filename=filename))
+            return await run_in_threadpool(lambda: score_run(read_run(data, filename, task.subtask), task.subtask,
+                                                             task.columns, full, public, filename=filename))
         key = gold_key(task)
         gold = None
         for attempt in range(3):

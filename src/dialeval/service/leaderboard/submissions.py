@@ -151,7 +151,8 @@ def submit(db: Database, team: Team, task_name: str, data: bytes, filename: str,
     filename = clean_filename(filename, "run.json")
     task = before_scoring(db, team, task_name, clock)
     full, public = golds(db, task)
-    result = score_run(read_run(data, filename), task.subtask, task.columns, full, public, filename=filename)
+    result = score_run(read_run(data, filename, task.subtask), task.subtask, task.columns, full, public,
+                       filename=filename)
     return store(db, team, task, data, filename, result, clock, on_leaderboard=on_leaderboard)
 
 
