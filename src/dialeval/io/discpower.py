@@ -87,20 +87,30 @@ def read_runlist(path: str | os.PathLike) -> list[str]:
 
 
 def read_matrix(path: str | os.PathLike, runs: int | None = None) -> np.ndarray:
-    """The topic-by-run matrix: one line per topic, ``runs`` numbers each (blank lines ignored).
+    """The topic-by-run matrix: one line per topic, ``runs`` numbers each (blank lines before and after the
+    topics ignored).
 
     Raises
     ------
     DialevalError
-        Naming the file and line, if a value is not a finite number or a line has the wrong count.
+        Naming the file and line, if a value is not a finite number, a line has the wrong count, or a blank line
+        stands between two topics' lines (each line is a topic: a line left out shifts every later topic).
     """
     p = Path(path)
     rows: list[list[float]] = []
     width = runs
+    blank = None  # the first blank line after a topic's
     for lineno, line in enumerate(_lines(p), start=1):
         fields = line.split()
         if not fields:
+            if rows and blank is None:
+                blank = lineno
             continue
+        if blank is not None:
+            raise DialevalError(f"line {blank} is blank between topic lines (topics {len(rows)} and "
+                                f"{len(rows) + 1}); each line is one topic, in the order of the topic list: a "
+                                "topic left out shifts every later one; remove the blank line or fill in the topic",
+                                file=str(p))
         if width is None:
             width = len(fields)
         if len(fields) != width:
