@@ -41,7 +41,7 @@ import orjson
 
 from dialeval.errors import DialevalError, describe, quote, refused, suggest
 from dialeval.io.atomic import atomic_path, output_format
-from dialeval.io.runs import read_distribution
+from dialeval.io.runs import SUBTASK_VALUES, check_quality_keys, read_distribution
 from dialeval.io.stc3 import NUGGET_TYPES, QUALITY_KEYS, QUALITY_LEVELS
 from dialeval.io.stream import iter_lines, open_binary
 from dialeval.io.values import first_bad_row, normalise, value_problem
@@ -267,8 +267,7 @@ def _check(rec: object, file: Path, line: int) -> dict:
 
 def _check_not_null(rec: dict) -> None:
     """Refuse a subtask given as null, where it is (as ``dialeval evaluate`` does): it is not a subtask left out."""
-    for key, allowed in (("quality", "an object with keys A, S, E"),
-                         ("nugget", "a list with one distribution per turn")):
+    for key, allowed in SUBTASK_VALUES:
         if key in rec and rec[key] is None:
             raise refused(key, None, f"{allowed}, or no {key!r} key" + (" in any prediction" if key == "quality"
                                                                         else ""))
@@ -626,15 +625,7 @@ def _quality_values(q: object, did: str) -> tuple:
     """The 15 values of a ``quality`` that is not exactly A, S, E over the five levels (A, S, E over levels
     2 .. -2), read as ``dialeval evaluate`` reads it (:func:`~dialeval.io.runs.read_distribution`: a missing bin 0,
     an unknown key or bin refused, a value that is not a finite number >= 0 refused)."""
-    if not isinstance(q, dict):
-        raise DialevalError(f"expected an object with keys A, S, E, received {describe(q)}", field="quality")
-    for k in q:
-        if k not in QUALITY_KEYS:
-            raise DialevalError(f"quality key {describe(k)} is not allowed{suggest(k, QUALITY_KEYS)}; allowed are "
-                                "A, S, E", field="quality")
-    for k in QUALITY_KEYS:
-        if k not in q:
-            raise DialevalError(f"quality key {k} is missing; A, S and E are all required", field="quality")
+    q = check_quality_keys(q, None, None)   # located by the caller (file, line, dialogue)
     return tuple(chain.from_iterable(read_distribution(q[k], QUALITY_LEVELS, did, f"quality.{k}", None)
                                      for k in QUALITY_KEYS))
 

@@ -192,11 +192,14 @@ def _parse_run(source: Source, gold: Stc3Gold) -> RunArrays:
     return _assemble(parts, shape, gold, file)
 
 
+SUBTASK_VALUES = (("quality", "an object with keys A, S, E"), ("nugget", "a list with one distribution per turn"))
+"""A run record's subtasks and what each may hold, as the refusals of a subtask given as ``null`` say it."""
+
+
 def _check_not_null(rec: dict, did: str | None, file: str | None) -> None:
     """A subtask given as ``null`` is refused where it is: it is not a subtask left out (which every dialogue of
     the run must do alike), and read as one it made the next dialogue that gives the subtask the one blamed."""
-    for key, allowed in (("quality", "an object with keys A, S, E"),
-                         ("nugget", "a list with one distribution per turn")):
+    for key, allowed in SUBTASK_VALUES:
         if key in rec and rec[key] is None:
             raise DialevalError(f"{key} None is not allowed; allowed is {allowed}, or no '{key}' key in any "
                                 "dialogue of a run without that subtask", file=file, dialogue=did, field=key)
@@ -322,7 +325,9 @@ def read_distribution(d: object, levels: tuple[str, ...], did: str, where: str, 
     return vals
 
 
-def _slow_quality(qd: object, did: str, file: str | None) -> tuple:
+def check_quality_keys(qd: object, did: str | None, file: str | None) -> dict:
+    """``qd`` if it is a run record's ``quality``: an object with exactly the keys A, S, E (their distributions
+    are checked apart); else the located error naming what was received, an unknown key or a missing one."""
     if not isinstance(qd, dict):
         raise DialevalError(f"expected an object with keys A, S, E, received {describe(qd)}", file=file,
                             dialogue=did, field="quality")
@@ -335,6 +340,11 @@ def _slow_quality(qd: object, did: str, file: str | None) -> tuple:
         if k not in qd:
             raise DialevalError(f"quality key {k} is missing; A, S and E are all required", file=file,
                                 dialogue=did, field="quality")
+    return qd
+
+
+def _slow_quality(qd: object, did: str, file: str | None) -> tuple:
+    qd = check_quality_keys(qd, did, file)
     return tuple(_bins(qd[k], QUALITY_LEVELS, did, f"quality.{k}", file) for k in QUALITY_KEYS)
 
 
