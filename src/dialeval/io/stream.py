@@ -31,7 +31,7 @@ from dialeval.errors import DialevalError, describe
 from dialeval.io._files import is_skipped
 from dialeval.io.jsonarray import array_parts, check_streamable
 from dialeval.io.stc3 import check_turns
-from dialeval.io.text import UTF8_BOM
+from dialeval.io.text import GZIP_MAGIC, UTF8_BOM
 
 CHUNK = 1024 * 1024
 """Bytes read at a time."""
@@ -39,7 +39,6 @@ SUFFIXES = (".json", ".jsonl", ".ndjson", ".json.gz", ".jsonl.gz", ".ndjson.gz")
 """File names a folder is searched for (other files in it are ignored)."""
 _JSONL = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 _WS = b" \t\r\n"
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,7 @@ def expand_inputs(inputs: Iterable[str | os.PathLike]) -> list[Path]:
 def open_binary(path: str | os.PathLike) -> BinaryIO:
     """``path`` opened for reading bytes, decompressed as it is read when it is gzip (by its magic bytes)."""
     fh = open(path, "rb")  # noqa: SIM115  (returned to the caller)
-    if fh.read(2) == _GZIP_MAGIC:
+    if fh.read(2) == GZIP_MAGIC:
         fh.seek(0)
         return gzip.GzipFile(fileobj=fh, mode="rb")  # type: ignore[return-value]
     fh.seek(0)

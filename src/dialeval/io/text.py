@@ -80,7 +80,11 @@ def is_utf16(head: bytes, file: str | None = None) -> bool:
     return utf8_bytes(head[:4], file, partial=True) != head[:4].removeprefix(UTF8_BOM)
 
 
-_PACKED = ((b"\x1f\x8b", "gzip-compressed", "uncompress"), (b"PK\x03\x04", "a ZIP archive", "unpack"),
+GZIP_MAGIC = b"\x1f\x8b"
+"""How a gzip file starts."""
+ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
+"""How a ZIP archive starts: its first member, or the end record of an empty archive."""
+_PACKED = ((GZIP_MAGIC, "gzip-compressed", "uncompress"), *((m, "a ZIP archive", "unpack") for m in ZIP_MAGICS),
            (b"BZh", "bzip2-compressed", "uncompress"), (b"\xfd7zXZ\x00", "xz-compressed", "uncompress"))
 
 

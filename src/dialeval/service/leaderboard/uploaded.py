@@ -30,10 +30,9 @@ from typing import TypeVar
 
 from dialeval.errors import DialevalError, describe
 from dialeval.io.jsonarray import parse_bytes
+from dialeval.io.text import ZIP_MAGICS
 from dialeval.scoring import PreparedGold, load_gold
 
-ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
-"""How a ZIP archive starts: its first member, or the end record of an empty archive."""
 MAX_MEMBERS = 20_000
 """Most files an uploaded archive may hold."""
 MAX_UNPACKED_BYTES = 1 << 30
