@@ -78,15 +78,16 @@ class SecurityHeaders:
 
     def _websocket_send(self, scope, send):
         denial = "websocket.http.response" in (scope.get("extensions") or {})
-        handshake = {"done": False}
+        answered = False  # the handshake's answer (101, or a denial) has been sent
 
         async def send_ws(message) -> None:
+            nonlocal answered
             kind = message["type"]
             if kind in ("websocket.accept", "websocket.http.response.start"):
-                handshake["done"] = True
+                answered = True
                 message = {**message, "headers": self._headers(message.get("headers"), cache=False)}
-            elif kind == "websocket.close" and not handshake["done"] and denial:
-                handshake["done"] = True
+            elif kind == "websocket.close" and not answered and denial:
+                answered = True
                 await send({"type": "websocket.http.response.start", "status": 403,
                             "headers": self._headers([(b"content-type", b"text/plain; charset=utf-8"),
                                                       (b"content-length", str(len(self.DENIED)).encode())],
